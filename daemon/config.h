@@ -1,0 +1,150 @@
+/*
+ * config.h — the daemon's configuration, loaded from YAML.
+ *
+ * One table of keys (config.c) describes every directive: its YAML path,
+ * type, bounds, default and whether it may change on reload.  Loading parses
+ * the whole file, reports every problem as `FILE:LINE:COL: key: problem
+ * (allowed: …)`, then cross-checks references (stream → port, queue →
+ * mempool, lcore collisions) — all before any device is touched.
+ *
+ * Main thread only.  The loaded struct is read-only afterwards.
+ */
+#ifndef GI_CONFIG_H
+#define GI_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kernels/executor.h"
+#include "pmd_glue/log.h"
+
+#define GI_NAME_MAX 32          /* names of pools, ports, streams */
+#define GI_PATH_MAX 256
+#define GI_DEVICE_MAX 512
+#define GI_MAX_EAL_ARGS 64
+#define GI_MAX_POOLS 8
+#define GI_MAX_PORTS 8
+#define GI_MAX_QUEUES 16        /* per port */
+#define GI_MAX_STREAMS 256
+#define GI_MAX_LCORES 128
+
+enum gi_mem_kind {
+	GI_MEM_HOST = 0,
+	GI_MEM_HOST_PINNED,
+	GI_MEM_DEVICE,
+};
+
+struct gi_cfg_pool {
+	char name[GI_NAME_MAX];
+	enum gi_mem_kind kind;     /* host | host_pinned | device */
+	uint32_t mbufs;            /* [1024, 1048576], default 16384 */
+	uint32_t cache;            /* per-lcore mempool cache [0, 512], default 256 */
+	uint32_t buf_size;         /* data buffer bytes incl. headroom; 0 = from the largest MTU that uses it */
+	bool hugepages;            /* try hugepage-backed memory for kind host, default true */
+	int line;                  /* YAML line of the item, for messages at start */
+};
+
+struct gi_cfg_batch {
+	uint32_t max_packets;      /* [1, 2048], default 64 */
+	uint32_t timeout_us;       /* [1, 1000000], default 100 */
+};
+
+struct gi_cfg_queue {
+	uint32_t lcore;            /* EAL lcore id running this queue */
+	char mempool[GI_NAME_MAX]; /* name of a memory pool */
+	struct gi_cfg_batch batch;
+	uint32_t ring_slots;       /* batch ring size, power of two [2, 65536], default 256 */
+	uint32_t descriptors;      /* rx descriptors [64, 32768], default 1024 */
+	int pool_index;            /* resolved by the cross-check */
+	int line;
+};
+
+struct gi_cfg_port {
+	char name[GI_NAME_MAX];
+	char device[GI_DEVICE_MAX];  /* PCI address (0000:03:00.0) or vdev string (net_memif0,...) */
+	char devargs[GI_DEVICE_MAX]; /* appended to the device's EAL arguments, "" if none */
+	bool is_pci;                 /* derived from `device` */
+	uint32_t mtu;                /* [68, 9600], default 1500 */
+	bool promiscuous;            /* default true */
+	uint32_t n_queues;
+	struct gi_cfg_queue queues[GI_MAX_QUEUES];
+	int line;
+};
+
+struct gi_cfg_stream {
+	char name[GI_NAME_MAX];
+	char port[GI_NAME_MAX];
+	int port_index;              /* resolved by the cross-check */
+	uint16_t udp_dst_port;       /* match.udp_dst_port, [1, 65535], required */
+	enum gi_format format;       /* udp_seq */
+	uint32_t frame_packets;      /* frame.packets [1, 65535], required */
+	uint32_t payload_bytes;      /* frame.payload_bytes [1, 9000], required */
+	uint32_t ring_slots;         /* ring.slots [2, 4096], default 16 */
+	char shm[GI_NAME_MAX + 16];  /* ring.shm, POSIX shm name, default "/gpuingest-<name>" */
+	uint32_t reorder_window;     /* frames open at once [1, 1024], default 2, < ring.slots */
+	uint32_t frame_timeout_ms;   /* [0, 60000], default 1000, 0 = never */
+	int line;
+};
+
+struct gi_cfg_lcore {
+	uint32_t id;
+	enum gi_idle_policy idle;    /* busy | adaptive, default busy */
+	int line;
+};
+
+struct gi_cfg_stats {
+	char unix_path[GI_PATH_MAX]; /* "" = none */
+	char listen[GI_PATH_MAX];    /* "host:port", "" = none; default "127.0.0.1:9475" */
+	uint32_t status_interval_ms; /* one-line status on stderr, 0 = off, default 0 */
+};
+
+struct gi_cfg_executor {
+	enum gi_backend backend;     /* auto | host | cuda | gpudev, default auto */
+	enum gi_idle_policy idle;    /* default adaptive */
+	int cpu;                     /* -1 = not pinned (default) */
+};
+
+struct gi_config {
+	char path[GI_PATH_MAX];
+	/* eal */
+	uint32_t n_eal_args;
+	char *eal_args[GI_MAX_EAL_ARGS]; /* eal.args, owned */
+	uint32_t main_lcore;             /* eal.main_lcore, default 0 */
+	enum gi_log_level log_level;     /* log.level, default info */
+
+	uint32_t n_pools;
+	struct gi_cfg_pool pools[GI_MAX_POOLS];
+	uint32_t n_ports;
+	struct gi_cfg_port ports[GI_MAX_PORTS];
+	uint32_t n_streams;
+	struct gi_cfg_stream streams[GI_MAX_STREAMS];
+	uint32_t n_lcores;
+	struct gi_cfg_lcore lcores[GI_MAX_LCORES];
+	struct gi_cfg_executor executor;
+	struct gi_cfg_stats stats;
+};
+
+/*
+ * Load and validate `path` into `cfg` (zeroed and filled with defaults
+ * first).  Every error is written as one line to `errf` (may be NULL).
+ * Returns 0, or -EINVAL with the number of errors in *n_errors, or -errno
+ * if the file cannot be read.  Call gi_config_free() in every case.
+ */
+int gi_config_load(const char *path, struct gi_config *cfg, FILE *errf, unsigned *n_errors);
+
+/* Same, from a string (tests, fuzzers); `name` is used in messages. */
+int gi_config_load_string(const char *name, const char *yaml, size_t len, struct gi_config *cfg, FILE *errf,
+			  unsigned *n_errors);
+
+void gi_config_free(struct gi_config *cfg);
+
+/* The idle policy of an lcore: its lcores: entry, or busy. */
+enum gi_idle_policy gi_config_lcore_idle(const struct gi_config *cfg, uint32_t lcore);
+
+const char *gi_mem_kind_name(enum gi_mem_kind k);
+const char *gi_backend_name(enum gi_backend b);
+const char *gi_format_name(enum gi_format f);
+
+#endif /* GI_CONFIG_H */

@@ -1,0 +1,47 @@
+/*
+ * http.h — the metrics endpoint: HTTP/1.1 GET /metrics over a unix socket
+ * and/or a TCP address, served by libmicrohttpd on its own threads (never
+ * an rx lcore, never the executor).
+ *
+ * A slow, stuck or hostile client cannot stall the data path (which never
+ * waits on this module) nor the other clients (per-connection timeout,
+ * connection limit, bounded request memory).  Other paths answer 404, other
+ * methods 405, malformed or oversized requests 400 (or the more precise 4xx
+ * libmicrohttpd picks) and the connection is closed.
+ *
+ * Main thread: start/stop.  The render callback runs on the server thread.
+ */
+#ifndef GI_HTTP_H
+#define GI_HTTP_H
+
+#include "metrics.h"
+
+/* Fills `out` with the current exposition; called on the server thread. */
+typedef int (*gi_http_render_fn)(void *arg, struct gi_buf *out);
+
+struct gi_http_conf {
+	const char *unix_path;   /* NULL or "" = no unix socket; an existing socket file is replaced */
+	unsigned unix_mode;      /* e.g. 0660 */
+	const char *listen;      /* NULL or "" = no TCP; "host:port", "[v6]:port" */
+	gi_http_render_fn render;
+	void *render_arg;
+	unsigned conn_timeout_s; /* idle connection timeout, default 10 */
+	unsigned max_conns;      /* default 64 */
+};
+
+struct gi_http;
+
+/* Returns 0 or -errno, logging one line that names the socket. */
+int gi_http_start(const struct gi_http_conf *conf, struct gi_http **out);
+void gi_http_stop(struct gi_http *h);
+
+/* Requests served, by HTTP status class (for tests and metrics). */
+struct gi_http_counters {
+	uint64_t ok;
+	uint64_t not_found;
+	uint64_t bad_method;
+	uint64_t bad_request;
+};
+void gi_http_counters(const struct gi_http *h, struct gi_http_counters *out);
+
+#endif /* GI_HTTP_H */

@@ -1,0 +1,177 @@
+/*
+ * frame.h — the per-stream frame ring that consumers read.
+ *
+ * A frame ring is one block of memory (a POSIX shared-memory object for
+ * host memory; device memory exported by CUDA IPC on the GPU path) laid out
+ * as a header followed by `n_slots` slots.  Frame number f (the sender's
+ * frame counter, extended to 64 bits) always lives in slot f % n_slots.
+ *
+ * Consumers are read-only and never block the daemon.  Each slot carries a
+ * sequence word used as a seqlock:
+ *     2f + 1  while frame f is being filled
+ *     2f + 2  once frame f is published (complete, partial or timed out)
+ * A consumer that wants frame f reads seq, copies/verifies, reads seq again:
+ * if either read is not 2f + 2 the slot was reused under it (an overrun,
+ * counted on the consumer's side).  `next_frame` in the header says which
+ * frames are final: every frame below it is published or was skipped
+ * (no packet of it ever arrived).
+ *
+ * Writers: the executor only.  Readers: consumers (other processes), the
+ * stats thread.
+ */
+#ifndef GI_FRAME_H
+#define GI_FRAME_H
+
+#include "gi_hd.h"
+
+GI_EXTERN_C_BEGIN
+
+#define GI_FRAME_MAGIC 0x47494652u /* "GIFR" */
+#define GI_FRAME_VERSION 1u
+#define GI_FRAME_MAX_PACKETS 65535u
+
+enum gi_frame_state {
+	GI_FRAME_EMPTY = 0,
+	GI_FRAME_FILLING = 1,
+	GI_FRAME_COMPLETE = 2,
+	GI_FRAME_PARTIAL = 3,   /* pushed out of the reorder window, or flushed at shutdown */
+	GI_FRAME_TIMED_OUT = 4, /* partial because no packet came for frame_timeout */
+};
+
+struct gi_frame_ring_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t hdr_bytes;
+	uint32_t n_slots;
+	uint32_t packets_per_frame;
+	uint32_t payload_bytes;   /* per packet */
+	uint32_t bitmap_words;    /* uint64_t words of received-packet bitmap per slot */
+	uint64_t slot_stride;
+	uint64_t frame_bytes;     /* packets_per_frame * payload_bytes */
+	uint64_t payload_off;     /* payload offset inside a slot, 64-byte aligned */
+	uint32_t format;          /* enum gi_format */
+	uint32_t stream_index;
+	char stream_name[64];
+	uint64_t created_ns;      /* CLOCK_REALTIME at creation, tells two daemon runs apart */
+	uint8_t pad0[256 - 128];
+	/* written by the executor, read by consumers (own cache line) */
+	uint64_t next_frame;      /* frames < next_frame are final */
+	uint64_t first_frame;     /* first frame number this run saw */
+	uint32_t started;         /* first_frame/next_frame are valid */
+	uint32_t closed;          /* the daemon is gone: drain and exit */
+	uint8_t pad1[GI_CACHE_LINE - 24];
+};
+GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, next_frame) == 256, "consumer-visible words start at 256");
+GI_STATIC_ASSERT(sizeof(struct gi_frame_ring_hdr) == 256 + GI_CACHE_LINE, "frame ring header ABI");
+
+struct gi_frame_slot {
+	uint64_t seq;          /* seqlock word, see above */
+	uint64_t frame;        /* extended frame number */
+	uint64_t first_ts_ns;  /* sender timestamp of the first packet that arrived */
+	uint64_t first_rx_ns;  /* executor clock when the first packet was placed */
+	uint64_t publish_ns;   /* executor clock at publication */
+	uint32_t expected;     /* packets */
+	uint32_t received;     /* unique packets placed */
+	uint32_t state;        /* enum gi_frame_state */
+	uint32_t sensor_id;    /* the sender's stream id from the packet header */
+	uint8_t pad[GI_CACHE_LINE - 56];
+	/* uint64_t bitmap[bitmap_words]; then payload at payload_off */
+};
+GI_STATIC_ASSERT(sizeof(struct gi_frame_slot) == GI_CACHE_LINE, "frame slot header ABI");
+
+GI_HD static inline uint32_t gi_frame_bitmap_words(uint32_t packets)
+{
+	return (packets + 63) / 64;
+}
+
+GI_HD static inline uint64_t gi_frame_payload_off(uint32_t packets)
+{
+	return GI_ALIGN_UP(sizeof(struct gi_frame_slot) + 8ull * gi_frame_bitmap_words(packets), GI_CACHE_LINE);
+}
+
+GI_HD static inline uint64_t gi_frame_slot_stride(uint32_t packets, uint32_t payload_bytes)
+{
+	return GI_ALIGN_UP(gi_frame_payload_off(packets) + (uint64_t)packets * payload_bytes, 4096);
+}
+
+GI_HD static inline uint64_t gi_frame_ring_bytes(uint32_t n_slots, uint32_t packets, uint32_t payload_bytes)
+{
+	return GI_ALIGN_UP(sizeof(struct gi_frame_ring_hdr), 4096) +
+	       (uint64_t)n_slots * gi_frame_slot_stride(packets, payload_bytes);
+}
+
+GI_HD static inline struct gi_frame_slot *gi_frame_slot_at(struct gi_frame_ring_hdr *h, uint64_t frame)
+{
+	return (struct gi_frame_slot *)((uint8_t *)h + GI_ALIGN_UP(sizeof(*h), 4096) +
+					(frame % h->n_slots) * h->slot_stride);
+}
+
+GI_HD static inline uint64_t *gi_frame_bitmap(struct gi_frame_slot *s)
+{
+	return (uint64_t *)(s + 1);
+}
+
+GI_HD static inline uint8_t *gi_frame_payload(struct gi_frame_ring_hdr *h, struct gi_frame_slot *s)
+{
+	return (uint8_t *)s + h->payload_off;
+}
+
+/* Host-only: lay out a ring in zeroed memory of gi_frame_ring_bytes(). */
+static inline void gi_frame_ring_init(struct gi_frame_ring_hdr *h, uint32_t n_slots, uint32_t packets,
+				      uint32_t payload_bytes, uint32_t format, uint32_t stream_index,
+				      const char *name, uint64_t created_ns)
+{
+	h->magic = GI_FRAME_MAGIC;
+	h->version = GI_FRAME_VERSION;
+	h->hdr_bytes = (uint16_t)sizeof(*h);
+	h->n_slots = n_slots;
+	h->packets_per_frame = packets;
+	h->payload_bytes = payload_bytes;
+	h->bitmap_words = gi_frame_bitmap_words(packets);
+	h->slot_stride = gi_frame_slot_stride(packets, payload_bytes);
+	h->frame_bytes = (uint64_t)packets * payload_bytes;
+	h->payload_off = gi_frame_payload_off(packets);
+	h->format = format;
+	h->stream_index = stream_index;
+	for (unsigned i = 0; i + 1 < sizeof(h->stream_name) && name && name[i]; i++)
+		h->stream_name[i] = name[i];
+	h->created_ns = created_ns;
+}
+
+/*
+ * GI_COPY_CHUNK moves at most 16 bytes; tests redefine it to count how many
+ * times each destination byte is written.
+ */
+#ifndef GI_COPY_CHUNK
+#if defined(__CUDA_ARCH__)
+#define GI_COPY_CHUNK(dst, src, n)                                                       \
+	do {                                                                             \
+		if ((n) == 16 && ((((uintptr_t)(dst)) | ((uintptr_t)(src))) & 15) == 0)  \
+			*(uint4 *)(dst) = *(const uint4 *)(src);                         \
+		else                                                                     \
+			for (uint32_t b_ = 0; b_ < (n); b_++)                            \
+				((uint8_t *)(dst))[b_] = ((const uint8_t *)(src))[b_];   \
+	} while (0)
+#else
+#define GI_COPY_CHUNK(dst, src, n) __builtin_memcpy((dst), (src), (n))
+#endif
+#endif
+
+/*
+ * Warp-cooperative payload copy: lane `lane` of `nlanes` moves the 16-byte
+ * chunks lane, lane + nlanes, lane + 2 * nlanes, …  The CUDA wrapper passes
+ * (threadIdx.x % 32, 32) so a warp issues coalesced 16-byte accesses; the
+ * host executor passes (0, 1) and gets a plain chunked memcpy.
+ */
+GI_HD static inline void gi_copy_lanes(uint8_t *dst, const uint8_t *src, uint32_t len, uint32_t lane,
+				       uint32_t nlanes)
+{
+	for (uint32_t off = lane * 16u; off < len; off += nlanes * 16u) {
+		uint32_t n = len - off < 16u ? len - off : 16u;
+		GI_COPY_CHUNK(dst + off, src + off, n);
+	}
+}
+
+GI_EXTERN_C_END
+
+#endif /* GI_FRAME_H */

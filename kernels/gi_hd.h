@@ -1,0 +1,78 @@
+/*
+ * gi_hd.h — the one switch between host and device compilation.
+ *
+ * Every per-packet body in kernels/ is written once as `GI_HD static inline`
+ * C and compiled twice: by nvcc for the CUDA executor and by the C compiler
+ * for the host executor and the unit tests.  This header is the only place
+ * that knows the difference: the function qualifier, the atomics, and the
+ * memory fences that the batch-ring and frame-ring contracts rely on.
+ *
+ * Plain C11, no DPDK, no libc beyond <stdint.h>/<stddef.h>: nvcc includes it.
+ */
+#ifndef GI_HD_H
+#define GI_HD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define GI_EXTERN_C_BEGIN extern "C" {
+#define GI_EXTERN_C_END }
+#else
+#define GI_EXTERN_C_BEGIN
+#define GI_EXTERN_C_END
+#endif
+
+#ifdef __CUDACC__
+#define GI_HD __host__ __device__
+#else
+#define GI_HD
+#endif
+
+#if defined(__cplusplus)
+#define GI_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define GI_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+
+#define GI_CACHE_LINE 64
+
+#if defined(__CUDA_ARCH__)
+/*
+ * Device side.  Counters are single-writer per stream (one executor owns a
+ * ring, a stream is steered to one ring), so plain volatile stores suffice
+ * for them; the ring words are shared with the CPU across PCIe and need a
+ * system-scope fence before the store that publishes them.
+ */
+#define GI_LOAD_ACQUIRE_U64(p) \
+	({ uint64_t v_ = *(volatile const uint64_t *)(p); __threadfence_system(); v_; })
+#define GI_STORE_RELEASE_U64(p, v) \
+	do { __threadfence_system(); *(volatile uint64_t *)(p) = (v); } while (0)
+#define GI_LOAD_RELAXED_U64(p) (*(volatile const uint64_t *)(p))
+#define GI_LOAD_RELAXED_U32(p) (*(volatile const uint32_t *)(p))
+#define GI_STORE_RELAXED_U64(p, v) (*(volatile uint64_t *)(p) = (v))
+#define GI_STORE_RELAXED_U32(p, v) (*(volatile uint32_t *)(p) = (v))
+#define GI_FETCH_OR_U64(p, v) \
+	((uint64_t)atomicOr((unsigned long long *)(p), (unsigned long long)(v)))
+#else
+#define GI_LOAD_ACQUIRE_U64(p) __atomic_load_n((const uint64_t *)(p), __ATOMIC_ACQUIRE)
+#define GI_STORE_RELEASE_U64(p, v) __atomic_store_n((uint64_t *)(p), (uint64_t)(v), __ATOMIC_RELEASE)
+#define GI_LOAD_RELAXED_U64(p) __atomic_load_n((const uint64_t *)(p), __ATOMIC_RELAXED)
+#define GI_LOAD_RELAXED_U32(p) __atomic_load_n((const uint32_t *)(p), __ATOMIC_RELAXED)
+#define GI_STORE_RELAXED_U64(p, v) __atomic_store_n((uint64_t *)(p), (uint64_t)(v), __ATOMIC_RELAXED)
+#define GI_STORE_RELAXED_U32(p, v) __atomic_store_n((uint32_t *)(p), (uint32_t)(v), __ATOMIC_RELAXED)
+#define GI_FETCH_OR_U64(p, v) __atomic_fetch_or((uint64_t *)(p), (uint64_t)(v), __ATOMIC_RELAXED)
+#endif
+
+/*
+ * A counter with one writer and any number of readers (the stats thread):
+ * a relaxed load and store, never a locked read-modify-write on the hot path.
+ */
+#define GI_COUNTER_ADD(p, v) GI_STORE_RELAXED_U64((p), GI_LOAD_RELAXED_U64(p) + (uint64_t)(v))
+#define GI_COUNTER_READ(p) GI_LOAD_RELAXED_U64(p)
+
+#define GI_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define GI_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define GI_ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
+
+#endif /* GI_HD_H */

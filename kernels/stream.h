@@ -1,0 +1,355 @@
+/*
+ * stream.h — per-packet executor bodies: classify, sequence, place, publish.
+ *
+ * This is the logic the CUDA kernels and the host executor share.  For every
+ * packet of a batch the executor calls
+ *
+ *     gi_exec_classify()   one lane: parse, find the stream, account for
+ *                          order and loss, open the frame slot, claim the
+ *                          packet's bit in the received bitmap
+ *     gi_copy_lanes()      all lanes: move the payload into the frame
+ *     gi_exec_commit()     one lane: count the packet, publish every frame
+ *                          that is now complete, in frame order
+ *
+ * and, when idle or at shutdown, gi_stream_tick() / gi_stream_flush().
+ *
+ * Ownership: a stream's runtime state has exactly one writer, the executor
+ * instance serving the ring its packets arrive on (DESIGN.md: a stream is
+ * steered to one queue).  The stats thread reads the counters only.
+ *
+ * Accounting (DESIGN.md): every delivered packet ends in exactly one of
+ * placed (counters.packets), duplicates, late, or drops[reason].  Loss is
+ * counted when a frame becomes final: expected - received of each published
+ * frame plus packets_per_frame for every frame skipped without a single
+ * packet, so for a sender whose first and last packets arrive,
+ * unique sent == placed + lost holds exactly.
+ */
+#ifndef GI_STREAM_H
+#define GI_STREAM_H
+
+#include "frame.h"
+#include "hist.h"
+#include "pkt.h"
+#include "udp_seq.h"
+
+GI_EXTERN_C_BEGIN
+
+enum gi_format {
+	GI_FORMAT_UDP_SEQ = 1,
+};
+
+enum gi_drop_reason {
+	GI_DROP_RING_FULL = 0,      /* counted by the rx lcore, never reaches the executor */
+	GI_DROP_NO_STREAM,          /* not IPv4/UDP, or no stream matches */
+	GI_DROP_MALFORMED_IP,       /* Ethernet/IPv4/UDP headers inconsistent, or a fragment */
+	GI_DROP_MALFORMED_TRUNCATED,/* sensor header cut short */
+	GI_DROP_MALFORMED_MAGIC,
+	GI_DROP_MALFORMED_VERSION,
+	GI_DROP_MALFORMED_LENGTH,   /* header length fields disagree with the packet */
+	GI_DROP_MALFORMED_INDEX,    /* packet index outside the frame */
+	GI_DROP_MALFORMED_GEOMETRY, /* frame geometry differs from the stream's config */
+	GI_DROP__COUNT
+};
+
+/* Label values of dropped_packets_total{reason}, indexed by gi_drop_reason. */
+#define GI_DROP_REASON_NAMES                                                                 \
+	{ "ring_full", "no_stream", "malformed_ip", "malformed_truncated", "malformed_magic",   \
+	  "malformed_version", "malformed_length", "malformed_index", "malformed_geometry" }
+
+enum gi_frame_count {
+	GI_FRAMES_COMPLETE = 0,
+	GI_FRAMES_PARTIAL,
+	GI_FRAMES_TIMED_OUT,
+	GI_FRAMES__COUNT
+};
+#define GI_FRAME_COUNT_NAMES { "complete", "partial", "timed_out" }
+
+struct gi_stream_counters {
+	uint64_t packets;    /* placed, unique */
+	uint64_t bytes;      /* payload bytes placed */
+	uint64_t lost;
+	uint64_t duplicates;
+	uint64_t late;       /* its frame was already final */
+	uint64_t reordered;  /* arrived after a packet with a higher sequence number */
+	uint64_t frames[GI_FRAMES__COUNT];
+};
+
+struct gi_stream_rt {
+	/* configuration, fixed while the stream exists */
+	uint32_t format;          /* enum gi_format */
+	uint32_t packets;         /* per frame */
+	uint32_t payload_bytes;   /* per packet */
+	uint32_t window;          /* frames open at once (reorder window), < ring n_slots */
+	uint64_t frame_timeout_ns;/* 0: frames only close by window or at shutdown */
+	struct gi_frame_ring_hdr *ring;
+
+	/* sequencing state */
+	uint32_t started;
+	uint32_t pad;
+	uint64_t next_pub;        /* oldest frame not yet final (extended number) */
+	uint64_t max_frame;       /* newest frame seen */
+	uint64_t seq_max;         /* newest sequence number seen, extended to 64 bits */
+
+	struct gi_stream_counters c;
+	struct gi_hist frame_latency;
+};
+
+/* Per executor instance (one writer). */
+struct gi_exec_counters {
+	uint64_t batches;
+	uint64_t packets;
+	uint64_t drops[GI_DROP__COUNT];
+	uint64_t loops;           /* progress word for the watchdog */
+	uint64_t busy_ns;         /* time spent on batches */
+	struct gi_hist batch_latency;
+};
+
+#define GI_STREAM_NONE 0xffffu
+
+/*
+ * Stream lookup: map[port * 65536 + udp_dst_port] is a stream index or
+ * GI_STREAM_NONE.  A flat table: one load per packet, the same on the GPU.
+ */
+struct gi_exec_ctx {
+	uint32_t n_streams;
+	uint32_t n_ports;
+	struct gi_stream_rt *streams;
+	uint16_t *map;
+};
+
+struct gi_place {
+	uint8_t *dst;
+	const uint8_t *src;
+	uint32_t len;
+	uint32_t stream;
+	uint64_t frame;
+};
+
+GI_HD static inline int64_t gi_extend_delta32(uint64_t ref, uint32_t v)
+{
+	return (int64_t)(int32_t)(v - (uint32_t)ref);
+}
+
+/* Make frame f (all its slot metadata) final and visible to consumers. */
+GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_frame_slot *s, uint32_t state,
+					  uint64_t now)
+{
+	uint32_t received = s->received;
+	uint32_t kind = received == s->expected ? GI_FRAMES_COMPLETE
+			: state == GI_FRAME_TIMED_OUT ? GI_FRAMES_TIMED_OUT : GI_FRAMES_PARTIAL;
+
+	s->state = received == s->expected ? (uint32_t)GI_FRAME_COMPLETE : state;
+	s->publish_ns = now;
+	GI_STORE_RELEASE_U64(&s->seq, 2 * s->frame + 2);
+	GI_COUNTER_ADD(&st->c.frames[kind], 1);
+	GI_COUNTER_ADD(&st->c.lost, s->expected - received);
+	gi_hist_observe(&st->frame_latency, now > s->first_rx_ns ? now - s->first_rx_ns : 0);
+}
+
+GI_HD static inline int gi_frame_is_open(const struct gi_frame_slot *s, uint64_t frame)
+{
+	return s->frame == frame && s->state == GI_FRAME_FILLING && s->seq == 2 * frame + 1;
+}
+
+/*
+ * Make every frame below `new_next` final: open ones are published with
+ * `state` (or complete), never-seen ones are skipped and their packets
+ * counted lost.  O(window), however far new_next jumps.
+ */
+GI_HD static inline void gi_stream_advance(struct gi_stream_rt *st, uint64_t new_next, uint32_t state,
+					   uint64_t now)
+{
+	uint64_t f = st->next_pub;
+	uint64_t scan_end = GI_MIN(new_next, f + st->window);
+	uint64_t skipped = 0;
+
+	for (; f < scan_end; f++) {
+		struct gi_frame_slot *s = gi_frame_slot_at(st->ring, f);
+		if (gi_frame_is_open(s, f))
+			gi_frame_publish(st, s, state, now);
+		else
+			skipped++;
+	}
+	if (new_next > scan_end)
+		skipped += new_next - scan_end;
+	if (skipped)
+		GI_COUNTER_ADD(&st->c.lost, skipped * st->packets);
+	st->next_pub = new_next;
+	GI_STORE_RELEASE_U64(&st->ring->next_frame, new_next);
+}
+
+/* Publish the in-order run of complete frames at the head of the window. */
+GI_HD static inline void gi_stream_publish_ready(struct gi_stream_rt *st, uint64_t now)
+{
+	uint64_t f = st->next_pub;
+	while (f <= st->max_frame) {
+		struct gi_frame_slot *s = gi_frame_slot_at(st->ring, f);
+		if (!gi_frame_is_open(s, f) || s->received != s->expected)
+			break;
+		gi_frame_publish(st, s, GI_FRAME_COMPLETE, now);
+		f++;
+	}
+	if (f != st->next_pub) {
+		st->next_pub = f;
+		GI_STORE_RELEASE_U64(&st->ring->next_frame, f);
+	}
+}
+
+GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame,
+				       uint32_t sensor_id, uint64_t sender_ts, uint64_t now)
+{
+	uint64_t *bm = gi_frame_bitmap(s);
+
+	GI_STORE_RELEASE_U64(&s->seq, 2 * frame + 1);
+	s->frame = frame;
+	s->first_ts_ns = sender_ts;
+	s->first_rx_ns = now;
+	s->publish_ns = 0;
+	s->expected = st->packets;
+	s->received = 0;
+	s->sensor_id = sensor_id;
+	for (uint32_t w = 0; w < st->ring->bitmap_words; w++)
+		bm[w] = 0;
+	s->state = GI_FRAME_FILLING;
+}
+
+GI_HD static inline void gi_stream_start(struct gi_stream_rt *st, uint64_t frame, uint64_t seq)
+{
+	st->started = 1;
+	st->next_pub = frame;
+	st->max_frame = frame;
+	st->seq_max = seq;
+	st->ring->first_frame = frame;
+	GI_STORE_RELEASE_U64(&st->ring->next_frame, frame);
+	GI_STORE_RELAXED_U32(&st->ring->started, 1);
+}
+
+GI_HD static inline int gi_exec_drop(struct gi_exec_counters *ctr, enum gi_drop_reason r)
+{
+	GI_COUNTER_ADD(&ctr->drops[r], 1);
+	return 0;
+}
+
+/*
+ * One packet, one lane.  Returns 1 and fills `pl` when the payload must be
+ * copied (then gi_copy_lanes() and gi_exec_commit() follow), 0 when the
+ * packet has been fully accounted for here.
+ */
+GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, uint16_t port,
+					 const uint8_t *pkt, uint32_t len, uint64_t now, struct gi_place *pl)
+{
+	struct gi_l4 l4;
+	struct gi_udp_seq h;
+
+	switch (gi_parse_l4(pkt, len, &l4)) {
+	case GI_L4_OK:
+		break;
+	case GI_L4_NOT_UDP:
+		return gi_exec_drop(ctr, GI_DROP_NO_STREAM);
+	default:
+		return gi_exec_drop(ctr, GI_DROP_MALFORMED_IP);
+	}
+	if (port >= ctx->n_ports)
+		return gi_exec_drop(ctr, GI_DROP_NO_STREAM);
+	uint16_t si = ctx->map[(uint32_t)port * 65536u + l4.dst_port];
+	if (si == GI_STREAM_NONE)
+		return gi_exec_drop(ctr, GI_DROP_NO_STREAM);
+	struct gi_stream_rt *st = &ctx->streams[si];
+
+	/* the only format so far; later formats switch on st->format here */
+	switch (gi_udp_seq_parse(pkt + l4.payload_off, l4.payload_len, &h)) {
+	case GI_UDP_SEQ_OK:
+		break;
+	case GI_UDP_SEQ_TRUNCATED:
+		return gi_exec_drop(ctr, GI_DROP_MALFORMED_TRUNCATED);
+	case GI_UDP_SEQ_BAD_MAGIC:
+		return gi_exec_drop(ctr, GI_DROP_MALFORMED_MAGIC);
+	case GI_UDP_SEQ_BAD_VERSION:
+		return gi_exec_drop(ctr, GI_DROP_MALFORMED_VERSION);
+	case GI_UDP_SEQ_BAD_LENGTH:
+		return gi_exec_drop(ctr, GI_DROP_MALFORMED_LENGTH);
+	default:
+		return gi_exec_drop(ctr, GI_DROP_MALFORMED_INDEX);
+	}
+	if (h.packets_per_frame != st->packets || h.payload_len != st->payload_bytes)
+		return gi_exec_drop(ctr, GI_DROP_MALFORMED_GEOMETRY);
+
+	if (!st->started)
+		gi_stream_start(st, h.frame, h.seq);
+
+	int64_t fd = gi_extend_delta32(st->max_frame, h.frame);
+	uint64_t frame = st->max_frame + (uint64_t)fd;
+	if (fd < 0 && (uint64_t)(-fd) > st->max_frame)
+		frame = 0; /* before the first frame ever seen: certainly late */
+	if (frame < st->next_pub) {
+		GI_COUNTER_ADD(&st->c.late, 1);
+		return 0;
+	}
+
+	int64_t sd = gi_extend_delta32(st->seq_max, h.seq);
+	if (sd < 0)
+		GI_COUNTER_ADD(&st->c.reordered, 1);
+	else
+		st->seq_max += (uint64_t)sd;
+
+	if (frame >= st->next_pub + st->window)
+		gi_stream_advance(st, frame - st->window + 1, GI_FRAME_PARTIAL, now);
+
+	struct gi_frame_slot *s = gi_frame_slot_at(st->ring, frame);
+	if (!gi_frame_is_open(s, frame))
+		gi_frame_open(st, s, frame, h.stream_id, h.timestamp_ns, now);
+
+	uint64_t bit = 1ull << (h.pkt_index & 63);
+	if (GI_FETCH_OR_U64(&gi_frame_bitmap(s)[h.pkt_index >> 6], bit) & bit) {
+		GI_COUNTER_ADD(&st->c.duplicates, 1);
+		return 0;
+	}
+	if (frame > st->max_frame)
+		st->max_frame = frame;
+
+	pl->dst = gi_frame_payload(st->ring, s) + (uint64_t)h.pkt_index * st->payload_bytes;
+	pl->src = pkt + l4.payload_off + GI_UDP_SEQ_HDR_LEN;
+	pl->len = h.payload_len;
+	pl->stream = si;
+	pl->frame = frame;
+	return 1;
+}
+
+/* After every lane's copy of `pl` is done (and visible). */
+GI_HD static inline void gi_exec_commit(struct gi_exec_ctx *ctx, const struct gi_place *pl, uint64_t now)
+{
+	struct gi_stream_rt *st = &ctx->streams[pl->stream];
+	struct gi_frame_slot *s = gi_frame_slot_at(st->ring, pl->frame);
+
+	s->received++;
+	GI_COUNTER_ADD(&st->c.packets, 1);
+	GI_COUNTER_ADD(&st->c.bytes, pl->len);
+	if (pl->frame == st->next_pub && s->received == s->expected)
+		gi_stream_publish_ready(st, now);
+}
+
+/* Close the oldest open frame if its first packet is older than the timeout. */
+GI_HD static inline void gi_stream_tick(struct gi_stream_rt *st, uint64_t now)
+{
+	if (!st->started || st->frame_timeout_ns == 0)
+		return;
+	for (uint64_t f = st->next_pub; f <= st->max_frame && f < st->next_pub + st->window; f++) {
+		struct gi_frame_slot *s = gi_frame_slot_at(st->ring, f);
+		if (!gi_frame_is_open(s, f))
+			continue;
+		if (now - s->first_rx_ns >= st->frame_timeout_ns)
+			gi_stream_advance(st, f + 1, GI_FRAME_TIMED_OUT, now);
+		break;
+	}
+}
+
+/* Shutdown: everything seen so far becomes final. */
+GI_HD static inline void gi_stream_flush(struct gi_stream_rt *st, uint64_t now)
+{
+	if (st->started && st->next_pub <= st->max_frame)
+		gi_stream_advance(st, st->max_frame + 1, GI_FRAME_PARTIAL, now);
+}
+
+GI_EXTERN_C_END
+
+#endif /* GI_STREAM_H */
