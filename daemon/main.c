@@ -1,1 +1,625 @@
-/* placeholder: being written */
+/*
+ * main.c — gpuingestd's lifecycle, top to bottom.
+ *
+ *   parse arguments → load and check the config (nothing touched yet)
+ *   → EAL init (lcores and devices derived from the config)
+ *   → memory pools (provider → extmem → DMA map → extbuf mempool)
+ *   → ports and rx queues → frame rings (shared memory) → batch rings
+ *   → executor → rx lcores → stats server → READY
+ *   → wait for a signal or --duration
+ *   → stop rx, drain batches through the executor, publish open frames,
+ *     print final counters → tear down in reverse.
+ *
+ * Startup failure and shutdown share one teardown path that releases
+ * whatever was built.  Signal handlers only set flags.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "gi_build_config.h"
+#if HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+#include "daemon.h"
+#include "kernels/frame.h"
+
+enum {
+	EXIT_CONFIG = 1, /* invalid configuration */
+	EXIT_USAGE = 2,
+	EXIT_START = 3,  /* a resource could not be set up */
+};
+
+static volatile sig_atomic_t sig_quit;
+static volatile sig_atomic_t sig_reload;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		sig_reload = 1;
+	else
+		sig_quit = 1;
+}
+
+static void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void notify(const char *fmt, ...)
+{
+#if HAVE_SYSTEMD
+	char msg[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sd_notify(0, msg);
+#else
+	(void)fmt;
+#endif
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpuingestd [--config FILE] [--check-config] [--duration SEC] [--version] [--help]\n"
+		"\n"
+		"Receive sensor packets through DPDK into external-buffer mbufs, batch them to the\n"
+		"executor, assemble frames and serve Prometheus metrics.\n"
+		"\n"
+		"  -c, --config FILE   configuration (default %s)\n"
+		"  -n, --check-config  validate the configuration, print every error with its line, exit\n"
+		"  -d, --duration SEC  stop by itself after SEC seconds (0: run until SIGINT/SIGTERM)\n"
+		"  -V, --version       print version and exit\n"
+		"  -h, --help          this text\n"
+		"\n"
+		"Exit status: 0 ok, 1 invalid configuration, 2 usage, 3 start-up failure.\n",
+		GI_DEFAULT_CONFIG);
+}
+
+/* ---- EAL -------------------------------------------------------------- */
+
+static int eal_args_conflict(const struct gi_config *c)
+{
+	static const char *const owned[] = { "-l", "-c", "--lcores", "--main-lcore", "--master-lcore" };
+	for (uint32_t i = 0; i < c->n_eal_args; i++)
+		for (size_t k = 0; k < sizeof(owned) / sizeof(owned[0]); k++)
+			if (strncmp(c->eal_args[i], owned[k], strlen(owned[k])) == 0 &&
+			    (c->eal_args[i][strlen(owned[k])] == '\0' || c->eal_args[i][strlen(owned[k])] == '=' ||
+			     owned[k][1] != '-')) {
+				gi_log(GI_LOG_ERR,
+				       "%s: eal.args: '%s' is derived from the config; set eal.main_lcore and "
+				       "rx_queues[].lcore instead",
+				       c->path, c->eal_args[i]);
+				return 1;
+			}
+	return 0;
+}
+
+static int eal_start(struct gi_daemon *d, const char *prog)
+{
+	const struct gi_config *c = &d->cfg;
+	char *argv[GI_MAX_EAL_ARGS + 2 * GI_MAX_PORTS + 8];
+	char lcores[512], main_lcore[16], devs[GI_MAX_PORTS][2 * GI_DEVICE_MAX + 2];
+	int argc = 0;
+	size_t off;
+	uint64_t seen[GI_MAX_LCORES / 64] = { 0 };
+
+	if (eal_args_conflict(c))
+		return -EINVAL;
+	argv[argc++] = (char *)prog;
+	for (uint32_t i = 0; i < c->n_eal_args; i++)
+		argv[argc++] = c->eal_args[i];
+
+	off = (size_t)snprintf(lcores, sizeof(lcores), "%u", c->main_lcore);
+	seen[c->main_lcore / 64] |= 1ull << (c->main_lcore % 64);
+	for (uint32_t p = 0; p < c->n_ports; p++)
+		for (uint32_t q = 0; q < c->ports[p].n_queues; q++) {
+			uint32_t l = c->ports[p].queues[q].lcore;
+			if (seen[l / 64] & (1ull << (l % 64)))
+				continue;
+			seen[l / 64] |= 1ull << (l % 64);
+			off += (size_t)snprintf(lcores + off, sizeof(lcores) - off, ",%u", l);
+		}
+	snprintf(main_lcore, sizeof(main_lcore), "%u", c->main_lcore);
+	argv[argc++] = "--lcores";
+	argv[argc++] = lcores;
+	argv[argc++] = "--main-lcore";
+	argv[argc++] = main_lcore;
+	for (uint32_t p = 0; p < c->n_ports; p++) {
+		const struct gi_cfg_port *cp = &c->ports[p];
+		snprintf(devs[p], sizeof(devs[p]), "%s%s%s", cp->device, cp->devargs[0] ? "," : "", cp->devargs);
+		argv[argc++] = cp->is_pci ? "-a" : "--vdev";
+		argv[argc++] = devs[p];
+	}
+	argv[argc] = NULL;
+
+	notify("STATUS=initialising DPDK EAL");
+	/* rte_eal_init permutes argv; it only holds pointers to our buffers */
+	if (rte_eal_init(argc, argv) < 0) {
+		gi_log(GI_LOG_ERR,
+		       "DPDK EAL initialisation failed: %s (check eal.args, hugepages or --no-huge, and that "
+		       "lcores %s exist)",
+		       rte_strerror(rte_errno), lcores);
+		return -EINVAL;
+	}
+	d->eal_up = true;
+	return 0;
+}
+
+/* ---- pools and ports ---------------------------------------------------- */
+
+static uint32_t pool_data_room(const struct gi_config *c, uint32_t pool)
+{
+	if (c->pools[pool].buf_size)
+		return c->pools[pool].buf_size;
+	uint32_t mtu = 0;
+	for (uint32_t p = 0; p < c->n_ports; p++)
+		for (uint32_t q = 0; q < c->ports[p].n_queues; q++)
+			if (c->ports[p].queues[q].pool_index == (int)pool)
+				mtu = GI_MAX(mtu, c->ports[p].mtu);
+	/* headroom + Ethernet header + two VLAN tags + FCS room, cache-line rounded */
+	return (uint32_t)GI_ALIGN_UP(RTE_PKTMBUF_HEADROOM + mtu + 14 + 8 + 4, 64);
+}
+
+static int pools_and_ports_start(struct gi_daemon *d)
+{
+	const struct gi_config *c = &d->cfg;
+	int rc;
+
+	for (uint32_t p = 0; p < c->n_ports; p++) {
+		rc = gi_port_find(c->ports[p].name, c->ports[p].device, &d->port_ids[p]);
+		if (rc < 0)
+			return rc;
+	}
+	notify("STATUS=creating memory pools");
+	for (uint32_t i = 0; i < c->n_pools; i++) {
+		struct gi_pool_conf pc = {
+			.name = c->pools[i].name,
+			.kind = c->pools[i].kind,
+			.hugepages = c->pools[i].hugepages,
+			.n_mbufs = c->pools[i].mbufs,
+			.cache = c->pools[i].cache,
+			.data_room = pool_data_room(c, i),
+			.socket = (int)rte_socket_id(),
+			.n_ports = c->n_ports,
+			.ports = d->port_ids,
+		};
+		rc = gi_pool_create(&d->pools[i], &pc);
+		if (rc < 0)
+			return rc;
+		d->n_pools = i + 1;
+	}
+	notify("STATUS=starting ports");
+	for (uint32_t p = 0; p < c->n_ports; p++) {
+		const struct gi_cfg_port *cp = &c->ports[p];
+		struct gi_port_conf pc = {
+			.name = cp->name,
+			.device = cp->device,
+			.mtu = cp->mtu,
+			.promiscuous = cp->promiscuous,
+			.n_queues = (uint16_t)cp->n_queues,
+		};
+		for (uint32_t q = 0; q < cp->n_queues; q++) {
+			pc.descriptors[q] = (uint16_t)cp->queues[q].descriptors;
+			pc.pools[q] = d->pools[cp->queues[q].pool_index].mp;
+		}
+		rc = gi_port_setup(&d->ports[p], d->port_ids[p], &pc);
+		if (rc < 0)
+			return rc;
+		d->n_ports = p + 1;
+	}
+	return 0;
+}
+
+/* ---- streams: frame rings and the executor's lookup table ------------- */
+
+static int streams_start(struct gi_daemon *d)
+{
+	const struct gi_config *c = &d->cfg;
+	size_t map_len = (size_t)c->n_ports * 65536u;
+	struct timespec rt;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	d->streams = calloc(c->n_streams ? c->n_streams : 1, sizeof(*d->streams));
+	d->stream_map = malloc(map_len * sizeof(*d->stream_map));
+	if (!d->streams || !d->stream_map) {
+		gi_log(GI_LOG_ERR, "streams: out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < map_len; i++)
+		d->stream_map[i] = GI_STREAM_NONE;
+
+	for (uint32_t i = 0; i < c->n_streams; i++) {
+		const struct gi_cfg_stream *cs = &c->streams[i];
+		struct gi_stream_rt *st = &d->streams[i];
+		size_t len = gi_frame_ring_bytes(cs->ring_slots, cs->frame_packets, cs->payload_bytes);
+		int rc = gi_shm_create(&d->shm[i], cs->shm, len, 0640);
+		if (rc < 0)
+			return rc;
+		gi_frame_ring_init(d->shm[i].va, cs->ring_slots, cs->frame_packets, cs->payload_bytes, cs->format, i,
+				   cs->name, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
+		st->format = cs->format;
+		st->packets = cs->frame_packets;
+		st->payload_bytes = cs->payload_bytes;
+		st->window = cs->reorder_window;
+		st->frame_timeout_ns = (uint64_t)cs->frame_timeout_ms * 1000000u;
+		st->ring = d->shm[i].va;
+		d->stream_map[(size_t)cs->port_index * 65536u + cs->udp_dst_port] = (uint16_t)i;
+		gi_log(GI_LOG_INFO, "stream %s: port %s udp %u, %u x %u-byte packets per frame, %u slots in %s", cs->name,
+		       cs->port, cs->udp_dst_port, cs->frame_packets, cs->payload_bytes, cs->ring_slots, cs->shm);
+	}
+	d->exec_ctx.n_streams = c->n_streams;
+	d->exec_ctx.n_ports = c->n_ports;
+	d->exec_ctx.streams = d->streams;
+	d->exec_ctx.map = d->stream_map;
+	return 0;
+}
+
+/* ---- batch rings, executor, rx lcores --------------------------------- */
+
+static int rings_start(struct gi_daemon *d)
+{
+	const struct gi_config *c = &d->cfg;
+	uint32_t n = 0;
+
+	for (uint32_t p = 0; p < c->n_ports; p++)
+		n += c->ports[p].n_queues;
+	d->rxq = aligned_alloc(64, GI_ALIGN_UP(n * sizeof(*d->rxq), 64));
+	d->rings = calloc(n, sizeof(*d->rings));
+	d->rxq_port_name = calloc(n, sizeof(*d->rxq_port_name));
+	d->rxq_lcore = calloc(n, sizeof(*d->rxq_lcore));
+	if (!d->rxq || !d->rings || !d->rxq_port_name || !d->rxq_lcore) {
+		gi_log(GI_LOG_ERR, "batch rings: out of memory");
+		return -ENOMEM;
+	}
+	memset(d->rxq, 0, n * sizeof(*d->rxq));
+	for (uint32_t p = 0; p < c->n_ports; p++)
+		for (uint32_t q = 0; q < c->ports[p].n_queues; q++) {
+			const struct gi_cfg_queue *cq = &c->ports[p].queues[q];
+			uint64_t bytes = gi_ring_bytes(cq->ring_slots, cq->batch.max_packets);
+			void *mem = aligned_alloc(4096, GI_ALIGN_UP(bytes, 4096));
+			if (!mem) {
+				gi_log(GI_LOG_ERR, "port %s queue %u: cannot allocate a %llu-byte batch ring", c->ports[p].name,
+				       q, (unsigned long long)bytes);
+				return -ENOMEM;
+			}
+			memset(mem, 0, bytes);
+			uint32_t k = d->n_rxq;
+			d->rings[k] = mem;
+			gi_ring_init(mem, cq->ring_slots, cq->batch.max_packets);
+			int rc = gi_rxq_init(&d->rxq[k], d->port_ids[p], (uint16_t)p, (uint16_t)q, mem, cq->batch.timeout_us,
+					     d->pools[cq->pool_index].region.exec_delta);
+			d->rxq_port_name[k] = c->ports[p].name;
+			d->rxq_lcore[k] = cq->lcore;
+			d->n_rxq++;
+			if (rc < 0) {
+				gi_log(GI_LOG_ERR, "port %s queue %u: out of memory for the mbuf shadow array",
+				       c->ports[p].name, q);
+				return rc;
+			}
+		}
+	return 0;
+}
+
+static int executor_start(struct gi_daemon *d)
+{
+	char err[256];
+	struct gi_executor_conf ec = {
+		.backend = d->cfg.executor.backend,
+		.idle = d->cfg.executor.idle,
+		.cpu = d->cfg.executor.cpu,
+		.n_rings = d->n_rxq,
+		.rings = d->rings,
+		.ctx = &d->exec_ctx,
+		.tick_ns = 1000000,
+	};
+	int rc = gi_executor_create(&ec, &d->exec, err, sizeof(err));
+	if (rc < 0) {
+		gi_log(GI_LOG_ERR, "%s", err);
+		return rc;
+	}
+	d->backend = gi_executor_name(d->exec);
+	rc = gi_executor_start(d->exec);
+	if (rc < 0) {
+		gi_log(GI_LOG_ERR, "executor %s: cannot start: %s", d->backend, strerror(-rc));
+		return rc;
+	}
+	gi_log(GI_LOG_INFO, "executor: backend %s%s, %u ring%s", d->backend,
+	       d->cfg.executor.backend == GI_BACKEND_AUTO ? " (auto: no GPU backend in this build)" : "", d->n_rxq,
+	       d->n_rxq == 1 ? "" : "s");
+	return 0;
+}
+
+static int lcores_start(struct gi_daemon *d)
+{
+	d->lcores = aligned_alloc(64, GI_ALIGN_UP((d->n_rxq ? d->n_rxq : 1) * sizeof(*d->lcores), 64));
+	if (!d->lcores)
+		return -ENOMEM;
+	memset(d->lcores, 0, d->n_rxq * sizeof(*d->lcores));
+	for (uint32_t i = 0; i < d->n_rxq; i++) {
+		struct gi_rx_lcore *lc = NULL;
+		for (uint32_t k = 0; k < d->n_lcores; k++)
+			if (d->lcores[k].lcore == d->rxq_lcore[i])
+				lc = &d->lcores[k];
+		if (!lc) {
+			lc = &d->lcores[d->n_lcores++];
+			lc->lcore = d->rxq_lcore[i];
+			lc->idle = gi_config_lcore_idle(&d->cfg, lc->lcore);
+			lc->quit = &d->quit;
+			lc->drain_timeout_ns = 2000000000ull;
+		}
+		if (lc->n_queues == GI_RX_MAX_QUEUES_PER_LCORE) {
+			gi_log(GI_LOG_ERR, "lcore %u: more than %u rx queues", lc->lcore, GI_RX_MAX_QUEUES_PER_LCORE);
+			return -E2BIG;
+		}
+		lc->queues[lc->n_queues++] = &d->rxq[i];
+	}
+	for (uint32_t k = 0; k < d->n_lcores; k++) {
+		int rc = rte_eal_remote_launch(gi_rx_lcore_main, &d->lcores[k], d->lcores[k].lcore);
+		if (rc != 0) {
+			gi_log(GI_LOG_ERR, "lcore %u: cannot launch the rx loop: %s", d->lcores[k].lcore, strerror(-rc));
+			return rc;
+		}
+		d->lcores_launched = true;
+	}
+	return 0;
+}
+
+static int stats_start(struct gi_daemon *d)
+{
+	const struct gi_cfg_stats *s = &d->cfg.stats;
+	if (!s->unix_path[0] && !s->listen[0])
+		return 0;
+	struct gi_http_conf hc = {
+		.unix_path = s->unix_path,
+		.unix_mode = 0660,
+		.listen = s->listen,
+		.render = gi_stats_render,
+		.render_arg = d,
+		.conn_timeout_s = 10,
+		.max_conns = 64,
+	};
+	return gi_http_start(&hc, &d->http);
+}
+
+/* ---- teardown: one path for failure and shutdown ---------------------- */
+
+static void stop_data_path(struct gi_daemon *d)
+{
+	d->quit = 1;
+	if (d->lcores_launched) {
+		rte_eal_mp_wait_lcore();
+		d->lcores_launched = false;
+	}
+	if (d->exec) {
+		int rc = gi_executor_stop(d->exec, 5000000000ull);
+		if (rc < 0)
+			gi_log(GI_LOG_ERR, "executor %s did not drain within 5 s; frames still open are lost",
+			       d->backend);
+	}
+}
+
+static void teardown(struct gi_daemon *d)
+{
+	stop_data_path(d);
+	if (d->http) {
+		gi_http_stop(d->http);
+		d->http = NULL;
+	}
+	for (uint32_t i = 0; i < d->cfg.n_streams; i++) {
+		if (!d->shm[i].va)
+			continue;
+		struct gi_frame_ring_hdr *h = d->shm[i].va;
+		__atomic_store_n(&h->closed, 1, __ATOMIC_RELEASE);
+		gi_shm_destroy(&d->shm[i], 1);
+	}
+	gi_executor_destroy(d->exec);
+	d->exec = NULL;
+	for (uint32_t i = 0; i < d->n_rxq; i++) {
+		gi_rxq_fini(&d->rxq[i]);
+		free(d->rings[i]);
+	}
+	free(d->lcores);
+	free(d->rxq);
+	free(d->rings);
+	free(d->rxq_port_name);
+	free(d->rxq_lcore);
+	free(d->streams);
+	free(d->stream_map);
+	d->n_rxq = 0;
+	while (d->n_ports > 0)
+		gi_port_teardown(&d->ports[--d->n_ports]);
+	while (d->n_pools > 0) {
+		struct gi_pool *p = &d->pools[--d->n_pools];
+		unsigned in_use = gi_pool_in_use(p);
+		if (in_use)
+			gi_log(GI_LOG_WARNING, "memory pool %s: %u mbufs still in use at shutdown", p->name, in_use);
+		gi_pool_destroy(p);
+	}
+	if (d->eal_up)
+		rte_eal_cleanup();
+	d->eal_up = false;
+	gi_config_free(&d->cfg);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static void run(struct gi_daemon *d, unsigned duration_s)
+{
+	struct gi_stats_prev prev = { 0 };
+	uint64_t interval = (uint64_t)d->cfg.stats.status_interval_ms * 1000000u;
+	uint64_t next_status = gi_now_ns() + interval;
+	uint64_t stop_at = duration_s ? gi_now_ns() + (uint64_t)duration_s * 1000000000ull : UINT64_MAX;
+	uint64_t watchdog_us = 0;
+	uint64_t next_ping = UINT64_MAX, last_progress = 0;
+
+#if HAVE_SYSTEMD
+	if (sd_watchdog_enabled(0, &watchdog_us) > 0)
+		next_ping = gi_now_ns();
+#endif
+	char line[512];
+	gi_stats_status_line(d, &prev, line, sizeof(line));
+	while (!sig_quit) {
+		struct timespec ts = { 0, 50 * 1000000 };
+		nanosleep(&ts, NULL);
+		uint64_t now = gi_now_ns();
+		if (sig_reload) {
+			sig_reload = 0;
+			d->reloads_error++;
+			gi_log(GI_LOG_WARNING, "SIGHUP: live reload is not implemented yet; keeping the running config");
+		}
+		if (interval && now >= next_status) {
+			gi_stats_status_line(d, &prev, line, sizeof(line));
+			fprintf(stderr, "%s\n", line);
+			next_status = now + interval;
+		}
+		if (now >= next_ping) {
+			/* ping only while the data path makes progress */
+			uint64_t p = gi_stats_progress(d);
+			if (p != last_progress)
+				notify("WATCHDOG=1");
+			last_progress = p;
+			next_ping = now + watchdog_us * 1000u / 2;
+		}
+		if (now >= stop_at) {
+			gi_log(GI_LOG_INFO, "--duration %u s reached, stopping", duration_s);
+			break;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check-config", no_argument, NULL, 'n' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config = GI_DEFAULT_CONFIG;
+	bool check_only = false;
+	unsigned duration = 0;
+	static struct gi_daemon d;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "c:nd:Vh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'n':
+			check_only = true;
+			break;
+		case 'd': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*optarg == '\0' || *end || v > 31536000ul) {
+				fprintf(stderr, "gpuingestd: --duration: '%s' is not a number of seconds (0..31536000)\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			duration = (unsigned)v;
+			break;
+		}
+		case 'V':
+			printf("gpuingestd %s (DPDK %s)\n", GI_VERSION, GI_DPDK_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gpuingestd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+
+	unsigned n_errors = 0;
+	rc = gi_config_load(config, &d.cfg, stderr, &n_errors);
+	if (rc < 0) {
+		if (rc == -EINVAL)
+			fprintf(stderr, "gpuingestd: %s: %u error%s, nothing started\n", config, n_errors,
+				n_errors == 1 ? "" : "s");
+		gi_config_free(&d.cfg);
+		return EXIT_CONFIG;
+	}
+	if (check_only) {
+		printf("%s: OK (%u pool%s, %u port%s, %u stream%s)\n", config, d.cfg.n_pools,
+		       d.cfg.n_pools == 1 ? "" : "s", d.cfg.n_ports, d.cfg.n_ports == 1 ? "" : "s", d.cfg.n_streams,
+		       d.cfg.n_streams == 1 ? "" : "s");
+		gi_config_free(&d.cfg);
+		return 0;
+	}
+	gi_log_set_level(d.cfg.log_level);
+
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	d.start_ns = gi_now_ns();
+	gi_log(GI_LOG_INFO, "gpuingestd %s starting with %s", GI_VERSION, config);
+	rc = eal_start(&d, argv[0]);
+	if (rc == 0)
+		rc = pools_and_ports_start(&d);
+	if (rc == 0) {
+		notify("STATUS=creating frame rings");
+		rc = streams_start(&d);
+	}
+	if (rc == 0)
+		rc = rings_start(&d);
+	if (rc == 0) {
+		notify("STATUS=starting executor");
+		rc = executor_start(&d);
+	}
+	if (rc == 0) {
+		notify("STATUS=starting rx lcores");
+		rc = lcores_start(&d);
+	}
+	if (rc == 0)
+		rc = stats_start(&d);
+	if (rc < 0 || sig_quit) {
+		if (rc < 0) {
+			notify("STATUS=start-up failed\nERRNO=%d", -rc);
+			gi_log(GI_LOG_ERR, "start-up failed; everything started so far has been released");
+		}
+		teardown(&d);
+		return rc < 0 ? EXIT_START : 0;
+	}
+
+	notify("READY=1\nSTATUS=receiving on %u port%s, %u stream%s", d.cfg.n_ports, d.cfg.n_ports == 1 ? "" : "s",
+	       d.cfg.n_streams, d.cfg.n_streams == 1 ? "" : "s");
+	gi_log(GI_LOG_INFO, "ready: %u port%s, %u rx queue%s, %u stream%s, executor %s", d.cfg.n_ports,
+	       d.cfg.n_ports == 1 ? "" : "s", d.n_rxq, d.n_rxq == 1 ? "" : "s", d.cfg.n_streams,
+	       d.cfg.n_streams == 1 ? "" : "s", d.backend);
+
+	run(&d, duration);
+
+	notify("STOPPING=1\nSTATUS=draining");
+	gi_log(GI_LOG_INFO, "stopping: draining batches and publishing open frames");
+	stop_data_path(&d);
+	gi_stats_print_summary(&d, stdout);
+	fflush(stdout);
+	teardown(&d);
+	gi_log(GI_LOG_INFO, "stopped");
+	return 0;
+}

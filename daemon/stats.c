@@ -1,1 +1,267 @@
-/* placeholder: being written */
+/*
+ * stats.c — the stats registry: reads every live counter into a snapshot.
+ *
+ * Counters have one writer each (an rx lcore, the executor); this module
+ * only reads them, with relaxed loads, from the HTTP server thread
+ * (gi_stats_render) or the main thread (status line, final summary).  Port
+ * counters come from rte_eth_stats_get().
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gi_build_config.h"
+#include "daemon.h"
+
+struct snap_store {
+	struct gi_metrics_snapshot s;
+	struct gi_metrics_port ports[GI_MAX_PORTS];
+	struct gi_metrics_queue *queues;
+	struct gi_metrics_lcore *lcores;
+	struct gi_metrics_stream *streams;
+};
+
+static void hist_read(struct gi_hist *dst, const struct gi_hist *src)
+{
+	for (int b = 0; b < GI_HIST_BUCKETS; b++)
+		dst->count[b] = GI_COUNTER_READ(&src->count[b]);
+	dst->sum_ns = GI_COUNTER_READ(&src->sum_ns);
+}
+
+static void stream_counters_read(struct gi_stream_counters *dst, const struct gi_stream_counters *src)
+{
+	dst->packets = GI_COUNTER_READ(&src->packets);
+	dst->bytes = GI_COUNTER_READ(&src->bytes);
+	dst->lost = GI_COUNTER_READ(&src->lost);
+	dst->duplicates = GI_COUNTER_READ(&src->duplicates);
+	dst->late = GI_COUNTER_READ(&src->late);
+	dst->reordered = GI_COUNTER_READ(&src->reordered);
+	for (int k = 0; k < GI_FRAMES__COUNT; k++)
+		dst->frames[k] = GI_COUNTER_READ(&src->frames[k]);
+}
+
+static int snapshot(const struct gi_daemon *d, struct snap_store *st)
+{
+	struct gi_metrics_snapshot *s = &st->s;
+
+	memset(st, 0, sizeof(*st));
+	st->queues = calloc(d->n_rxq + 1, sizeof(*st->queues));
+	st->lcores = calloc(d->n_lcores + 1, sizeof(*st->lcores));
+	st->streams = calloc(d->cfg.n_streams + 1, sizeof(*st->streams));
+	if (!st->queues || !st->lcores || !st->streams)
+		return -ENOMEM;
+
+	s->version = GI_VERSION;
+	s->dpdk_version = GI_DPDK_VERSION;
+	s->backend = d->backend ? d->backend : "none";
+	s->up = 1;
+	s->uptime_seconds = (double)(gi_now_ns() - d->start_ns) / 1e9;
+
+	for (uint32_t p = 0; p < d->n_ports; p++) {
+		struct gi_port_stats ps;
+		gi_port_stats(&d->ports[p], &ps);
+		st->ports[p] = (struct gi_metrics_port){
+			.name = d->cfg.ports[p].name,
+			.rx_packets = ps.rx_packets,
+			.rx_bytes = ps.rx_bytes,
+			.rx_missed = ps.rx_missed,
+			.rx_nombuf = ps.rx_nombuf,
+			.rx_errors = ps.rx_errors,
+		};
+	}
+	s->n_ports = d->n_ports;
+	s->ports = st->ports;
+
+	for (uint32_t i = 0; i < d->n_rxq; i++) {
+		const struct gi_rxq *q = &d->rxq[i];
+		st->queues[i] = (struct gi_metrics_queue){
+			.port = d->rxq_port_name[i],
+			.queue = q->queue,
+			.lcore = d->rxq_lcore[i],
+			.rx_packets = GI_COUNTER_READ(&q->st.rx_packets),
+			.batches_published = GI_COUNTER_READ(&q->st.batches),
+			.ring_full_drops = GI_COUNTER_READ(&q->st.ring_full),
+			.ring_occupancy = gi_ring_occupancy(q->ring),
+			.ring_slots = q->ring->size,
+		};
+		s->drops[GI_DROP_RING_FULL] += st->queues[i].ring_full_drops;
+	}
+	s->n_queues = d->n_rxq;
+	s->queues = st->queues;
+
+	for (uint32_t k = 0; k < d->n_lcores; k++) {
+		st->lcores[k] = (struct gi_metrics_lcore){
+			.lcore = d->lcores[k].lcore,
+			.idle_polls = GI_COUNTER_READ(&d->lcores[k].idle_polls),
+			.busy_polls = GI_COUNTER_READ(&d->lcores[k].busy_polls),
+		};
+	}
+	s->n_lcores = d->n_lcores;
+	s->lcores = st->lcores;
+
+	for (uint32_t i = 0; i < d->cfg.n_streams && d->streams; i++) {
+		st->streams[i].name = d->cfg.streams[i].name;
+		stream_counters_read(&st->streams[i].c, &d->streams[i].c);
+		hist_read(&st->streams[i].frame_latency, &d->streams[i].frame_latency);
+	}
+	s->n_streams = d->streams ? d->cfg.n_streams : 0;
+	s->streams = st->streams;
+
+	if (d->exec) {
+		const struct gi_exec_counters *ec = gi_executor_counters(d->exec);
+		s->batches_completed = GI_COUNTER_READ(&ec->batches);
+		s->executor_busy_ns = GI_COUNTER_READ(&ec->busy_ns);
+		for (int r = 0; r < GI_DROP__COUNT; r++)
+			if (r != GI_DROP_RING_FULL)
+				s->drops[r] = GI_COUNTER_READ(&ec->drops[r]);
+		hist_read(&s->batch_latency, &ec->batch_latency);
+	}
+	s->config_reloads_ok = d->reloads_ok;
+	s->config_reloads_error = d->reloads_error;
+	return 0;
+}
+
+static void snapshot_free(struct snap_store *st)
+{
+	free(st->queues);
+	free(st->lcores);
+	free(st->streams);
+}
+
+int gi_stats_render(void *arg, struct gi_buf *out)
+{
+	struct snap_store st;
+	int rc = snapshot(arg, &st);
+	if (rc == 0)
+		rc = gi_metrics_render(&st.s, out);
+	snapshot_free(&st);
+	return rc;
+}
+
+uint64_t gi_stats_progress(const struct gi_daemon *d)
+{
+	uint64_t p = 0;
+	for (uint32_t k = 0; k < d->n_lcores; k++)
+		p += GI_COUNTER_READ(&d->lcores[k].loops);
+	if (d->exec)
+		p += GI_COUNTER_READ(&gi_executor_counters(d->exec)->loops);
+	return p;
+}
+
+static double rate(uint64_t now, uint64_t prev, uint64_t dt_ns)
+{
+	return dt_ns ? (double)(now - prev) * 1e9 / (double)dt_ns : 0.0;
+}
+
+static const char *si(double v, char *buf, size_t len)
+{
+	if (v >= 1e9)
+		snprintf(buf, len, "%.2fG", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, len, "%.2fM", v / 1e6);
+	else if (v >= 1e3)
+		snprintf(buf, len, "%.1fk", v / 1e3);
+	else
+		snprintf(buf, len, "%.0f", v);
+	return buf;
+}
+
+void gi_stats_status_line(const struct gi_daemon *d, struct gi_stats_prev *prev, char *buf, size_t len)
+{
+	struct snap_store st;
+	uint64_t rx = 0, placed = 0, bytes = 0, lost = 0, dup = 0, late = 0, complete = 0, partial = 0, drops = 0,
+		 occ = 0, slots = 0;
+	char a[16], b[16], c[16];
+
+	if (snapshot(d, &st) < 0) {
+		snprintf(buf, len, "status unavailable: out of memory");
+		snapshot_free(&st);
+		return;
+	}
+	for (uint32_t i = 0; i < st.s.n_queues; i++) {
+		rx += st.s.queues[i].rx_packets;
+		occ += st.s.queues[i].ring_occupancy;
+		slots += st.s.queues[i].ring_slots;
+	}
+	for (uint32_t i = 0; i < st.s.n_streams; i++) {
+		const struct gi_stream_counters *sc = &st.s.streams[i].c;
+		placed += sc->packets;
+		bytes += sc->bytes;
+		lost += sc->lost;
+		dup += sc->duplicates;
+		late += sc->late;
+		complete += sc->frames[GI_FRAMES_COMPLETE];
+		partial += sc->frames[GI_FRAMES_PARTIAL] + sc->frames[GI_FRAMES_TIMED_OUT];
+	}
+	for (int r = 0; r < GI_DROP__COUNT; r++)
+		drops += st.s.drops[r];
+	uint64_t now = gi_now_ns(), dt = prev->t_ns ? now - prev->t_ns : 0;
+	snprintf(buf, len,
+		 "[%7.1fs] rx %spps | placed %spps %sB/s | frames %llu complete %llu partial | lost %llu dup %llu "
+		 "late %llu | dropped %llu | ring %llu/%llu",
+		 st.s.uptime_seconds, si(rate(rx, prev->rx_packets, dt), a, sizeof(a)),
+		 si(rate(placed, prev->placed, dt), b, sizeof(b)), si(rate(bytes, prev->bytes, dt), c, sizeof(c)),
+		 (unsigned long long)complete, (unsigned long long)partial, (unsigned long long)lost,
+		 (unsigned long long)dup, (unsigned long long)late, (unsigned long long)drops,
+		 (unsigned long long)occ, (unsigned long long)slots);
+	prev->t_ns = now;
+	prev->rx_packets = rx;
+	prev->placed = placed;
+	prev->bytes = bytes;
+	snapshot_free(&st);
+}
+
+/* One JSON object with the final counters: what tests compare against the simulator. */
+void gi_stats_print_summary(const struct gi_daemon *d, FILE *f)
+{
+	static const char *const drop_names[] = GI_DROP_REASON_NAMES;
+	static const char *const frame_names[] = GI_FRAME_COUNT_NAMES;
+	struct snap_store st;
+	uint64_t delivered = 0, accounted = 0;
+
+	if (snapshot(d, &st) < 0) {
+		fprintf(f, "{\"error\":\"out of memory\"}\n");
+		snapshot_free(&st);
+		return;
+	}
+	fprintf(f, "{\"backend\":\"%s\",\"uptime_s\":%.3f,\"ports\":[", st.s.backend, st.s.uptime_seconds);
+	for (uint32_t p = 0; p < st.s.n_ports; p++) {
+		const struct gi_metrics_port *mp = &st.s.ports[p];
+		fprintf(f, "%s{\"name\":\"%s\",\"rx_packets\":%llu,\"rx_bytes\":%llu,\"rx_missed\":%llu,\"rx_nombuf\":%llu,"
+			   "\"rx_errors\":%llu}",
+			p ? "," : "", mp->name, (unsigned long long)mp->rx_packets, (unsigned long long)mp->rx_bytes,
+			(unsigned long long)mp->rx_missed, (unsigned long long)mp->rx_nombuf,
+			(unsigned long long)mp->rx_errors);
+	}
+	fprintf(f, "],\"queues\":[");
+	for (uint32_t i = 0; i < st.s.n_queues; i++) {
+		const struct gi_metrics_queue *q = &st.s.queues[i];
+		fprintf(f, "%s{\"port\":\"%s\",\"queue\":%u,\"rx_packets\":%llu,\"batches\":%llu,\"ring_full\":%llu}",
+			i ? "," : "", q->port, q->queue, (unsigned long long)q->rx_packets,
+			(unsigned long long)q->batches_published, (unsigned long long)q->ring_full_drops);
+		delivered += q->rx_packets;
+	}
+	fprintf(f, "],\"batches_completed\":%llu,\"dropped\":{", (unsigned long long)st.s.batches_completed);
+	for (int r = 0; r < GI_DROP__COUNT; r++) {
+		fprintf(f, "%s\"%s\":%llu", r ? "," : "", drop_names[r], (unsigned long long)st.s.drops[r]);
+		accounted += st.s.drops[r];
+	}
+	fprintf(f, "},\"streams\":[");
+	for (uint32_t i = 0; i < st.s.n_streams; i++) {
+		const struct gi_stream_counters *c = &st.s.streams[i].c;
+		fprintf(f,
+			"%s{\"name\":\"%s\",\"packets\":%llu,\"bytes\":%llu,\"lost\":%llu,\"duplicates\":%llu,\"late\":%llu,"
+			"\"reordered\":%llu",
+			i ? "," : "", st.s.streams[i].name, (unsigned long long)c->packets, (unsigned long long)c->bytes,
+			(unsigned long long)c->lost, (unsigned long long)c->duplicates, (unsigned long long)c->late,
+			(unsigned long long)c->reordered);
+		for (int k = 0; k < GI_FRAMES__COUNT; k++)
+			fprintf(f, ",\"frames_%s\":%llu", frame_names[k], (unsigned long long)c->frames[k]);
+		fprintf(f, "}");
+		accounted += c->packets + c->duplicates + c->late;
+	}
+	fprintf(f, "],\"delivered\":%llu,\"accounted\":%llu}\n", (unsigned long long)delivered,
+		(unsigned long long)accounted);
+	snapshot_free(&st);
+}

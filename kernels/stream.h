@@ -88,6 +88,7 @@ struct gi_stream_rt {
 	uint32_t pad;
 	uint64_t next_pub;        /* oldest frame not yet final (extended number) */
 	uint64_t max_frame;       /* newest frame seen */
+	uint64_t min_frame;       /* oldest frame seen: frames below it were never sent to us */
 	uint64_t seq_max;         /* newest sequence number seen, extended to 64 bits */
 
 	struct gi_stream_counters c;
@@ -151,6 +152,23 @@ GI_HD static inline int gi_frame_is_open(const struct gi_frame_slot *s, uint64_t
 	return s->frame == frame && s->state == GI_FRAME_FILLING && s->seq == 2 * frame + 1;
 }
 
+/* Publish the in-order run of complete frames at the head of the window. */
+GI_HD static inline void gi_stream_publish_ready(struct gi_stream_rt *st, uint64_t now)
+{
+	uint64_t f = st->next_pub;
+	while (f <= st->max_frame) {
+		struct gi_frame_slot *s = gi_frame_slot_at(st->ring, f);
+		if (!gi_frame_is_open(s, f) || s->received != s->expected)
+			break;
+		gi_frame_publish(st, s, GI_FRAME_COMPLETE, now);
+		f++;
+	}
+	if (f != st->next_pub) {
+		st->next_pub = f;
+		GI_STORE_RELEASE_U64(&st->ring->next_frame, f);
+	}
+}
+
 /*
  * Make every frame below `new_next` final: open ones are published with
  * `state` (or complete), never-seen ones are skipped and their packets
@@ -167,7 +185,7 @@ GI_HD static inline void gi_stream_advance(struct gi_stream_rt *st, uint64_t new
 		struct gi_frame_slot *s = gi_frame_slot_at(st->ring, f);
 		if (gi_frame_is_open(s, f))
 			gi_frame_publish(st, s, state, now);
-		else
+		else if (f >= st->min_frame)
 			skipped++;
 	}
 	if (new_next > scan_end)
@@ -176,23 +194,8 @@ GI_HD static inline void gi_stream_advance(struct gi_stream_rt *st, uint64_t new
 		GI_COUNTER_ADD(&st->c.lost, skipped * st->packets);
 	st->next_pub = new_next;
 	GI_STORE_RELEASE_U64(&st->ring->next_frame, new_next);
-}
-
-/* Publish the in-order run of complete frames at the head of the window. */
-GI_HD static inline void gi_stream_publish_ready(struct gi_stream_rt *st, uint64_t now)
-{
-	uint64_t f = st->next_pub;
-	while (f <= st->max_frame) {
-		struct gi_frame_slot *s = gi_frame_slot_at(st->ring, f);
-		if (!gi_frame_is_open(s, f) || s->received != s->expected)
-			break;
-		gi_frame_publish(st, s, GI_FRAME_COMPLETE, now);
-		f++;
-	}
-	if (f != st->next_pub) {
-		st->next_pub = f;
-		GI_STORE_RELEASE_U64(&st->ring->next_frame, f);
-	}
+	/* frames that completed while an older one held the head go out now */
+	gi_stream_publish_ready(st, now);
 }
 
 GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame,
@@ -213,14 +216,22 @@ GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_
 	s->state = GI_FRAME_FILLING;
 }
 
+/*
+ * The first packet of a stream.  The window opens window - 1 frames before
+ * it, so packets of earlier frames that were merely reordered behind it are
+ * still placed; frames below the oldest one seen never count as lost.
+ */
 GI_HD static inline void gi_stream_start(struct gi_stream_rt *st, uint64_t frame, uint64_t seq)
 {
+	uint64_t back = GI_MIN(frame, (uint64_t)(st->window - 1));
+
 	st->started = 1;
-	st->next_pub = frame;
+	st->next_pub = frame - back;
 	st->max_frame = frame;
+	st->min_frame = frame;
 	st->seq_max = seq;
-	st->ring->first_frame = frame;
-	GI_STORE_RELEASE_U64(&st->ring->next_frame, frame);
+	st->ring->first_frame = frame - back;
+	GI_STORE_RELEASE_U64(&st->ring->next_frame, frame - back);
 	GI_STORE_RELAXED_U32(&st->ring->started, 1);
 }
 
@@ -279,9 +290,8 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 
 	int64_t fd = gi_extend_delta32(st->max_frame, h.frame);
 	uint64_t frame = st->max_frame + (uint64_t)fd;
-	if (fd < 0 && (uint64_t)(-fd) > st->max_frame)
-		frame = 0; /* before the first frame ever seen: certainly late */
-	if (frame < st->next_pub) {
+	/* below extended frame 0, or below the window: its frame is final */
+	if ((fd < 0 && (uint64_t)(-fd) > st->max_frame) || frame < st->next_pub) {
 		GI_COUNTER_ADD(&st->c.late, 1);
 		return 0;
 	}
@@ -306,6 +316,8 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 	}
 	if (frame > st->max_frame)
 		st->max_frame = frame;
+	if (frame < st->min_frame)
+		st->min_frame = frame;
 
 	pl->dst = gi_frame_payload(st->ring, s) + (uint64_t)h.pkt_index * st->payload_bytes;
 	pl->src = pkt + l4.payload_off + GI_UDP_SEQ_HDR_LEN;
@@ -324,8 +336,8 @@ GI_HD static inline void gi_exec_commit(struct gi_exec_ctx *ctx, const struct gi
 	s->received++;
 	GI_COUNTER_ADD(&st->c.packets, 1);
 	GI_COUNTER_ADD(&st->c.bytes, pl->len);
-	if (pl->frame == st->next_pub && s->received == s->expected)
-		gi_stream_publish_ready(st, now);
+	if (s->received == s->expected)
+		gi_stream_publish_ready(st, now); /* returns at once unless the head frame is complete */
 }
 
 /* Close the oldest open frame if its first packet is older than the timeout. */

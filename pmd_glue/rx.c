@@ -1,1 +1,175 @@
-/* placeholder: being written */
+/*
+ * rx.c — the rx lcore loop (see rx.h for the contract).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "log.h"
+#include "rx.h"
+
+int gi_rxq_init(struct gi_rxq *q, uint16_t port_id, uint16_t port_index, uint16_t queue,
+		struct gi_batch_ring *ring, uint32_t timeout_us, int64_t exec_delta)
+{
+	memset(q, 0, sizeof(*q));
+	q->port_id = port_id;
+	q->port_index = port_index;
+	q->queue = queue;
+	q->ring = ring;
+	q->max_pkts = ring->max_pkts;
+	q->timeout_tsc = (uint64_t)timeout_us * rte_get_tsc_hz() / 1000000u;
+	q->exec_delta = exec_delta;
+	q->shadow = calloc((size_t)ring->size * ring->max_pkts, sizeof(*q->shadow));
+	return q->shadow ? 0 : -ENOMEM;
+}
+
+void gi_rxq_fini(struct gi_rxq *q)
+{
+	free(q->shadow);
+	q->shadow = NULL;
+}
+
+static inline struct rte_mbuf **shadow_of(struct gi_rxq *q, uint64_t idx)
+{
+	return q->shadow + (size_t)(idx & (q->ring->size - 1)) * q->max_pkts;
+}
+
+/* Free the mbufs of every slot the executor has completed. */
+static inline void rxq_reap(struct gi_rxq *q)
+{
+	uint64_t tail = GI_LOAD_ACQUIRE_U64(&q->ring->tail);
+
+	while (q->reaped < tail) {
+		struct gi_batch_slot *s = gi_ring_slot(q->ring, q->reaped);
+		rte_pktmbuf_free_bulk(shadow_of(q, q->reaped), s->n_pkts);
+		q->reaped++;
+	}
+}
+
+static inline void rxq_publish(struct gi_rxq *q)
+{
+	struct gi_batch_slot *s = gi_ring_slot(q->ring, q->head);
+
+	s->n_pkts = q->open_n;
+	s->port = q->port_index;
+	s->queue = q->queue;
+	s->batch_seq = q->head;
+	s->t_publish_ns = gi_now_ns();
+	gi_ring_publish(q->ring, q->head);
+	q->head++;
+	q->open_n = 0;
+	GI_COUNTER_ADD(&q->st.batches, 1);
+}
+
+/* Append a burst to open batches; returns nothing, counts everything. */
+static inline void rxq_append(struct gi_rxq *q, struct rte_mbuf **pkts, uint16_t n, uint64_t now_tsc)
+{
+	uint16_t i = 0;
+
+	while (i < n) {
+		if (q->open_n == 0) {
+			/* the slot is free once its previous use is reaped (reaped <= tail,
+			 * so this also proves the executor is done with it) */
+			if (q->head - q->reaped >= q->ring->size)
+				rxq_reap(q);
+			if (q->head - q->reaped >= q->ring->size) {
+				rte_pktmbuf_free_bulk(pkts + i, n - i);
+				GI_COUNTER_ADD(&q->st.ring_full, n - i);
+				return;
+			}
+			q->open_tsc = now_tsc;
+		}
+		struct gi_batch_slot *s = gi_ring_slot(q->ring, q->head);
+		uint64_t *addr = gi_slot_addr(s);
+		uint32_t *len = gi_slot_len(s, q->max_pkts);
+		struct rte_mbuf **sh = shadow_of(q, q->head);
+		uint32_t take = GI_MIN((uint32_t)(n - i), q->max_pkts - q->open_n);
+
+		for (uint32_t k = 0; k < take; k++) {
+			struct rte_mbuf *m = pkts[i + k];
+			addr[q->open_n + k] = (uint64_t)(rte_pktmbuf_mtod(m, uintptr_t) + q->exec_delta);
+			len[q->open_n + k] = rte_pktmbuf_data_len(m);
+			sh[q->open_n + k] = m;
+		}
+		q->open_n += take;
+		i = (uint16_t)(i + take);
+		if (q->open_n == q->max_pkts)
+			rxq_publish(q);
+	}
+}
+
+/* One pass over a queue; returns packets received. */
+static inline uint16_t rxq_poll(struct gi_rxq *q)
+{
+	struct rte_mbuf *pkts[GI_RX_BURST];
+	uint16_t n;
+	uint64_t now;
+
+	rxq_reap(q);
+	n = rte_eth_rx_burst(q->port_id, q->queue, pkts, GI_RX_BURST);
+	if (n == 0 && q->open_n == 0)
+		return 0;
+	now = rte_rdtsc();
+	if (n) {
+		GI_COUNTER_ADD(&q->st.rx_packets, n);
+		rxq_append(q, pkts, n, now);
+	}
+	if (q->open_n && now - q->open_tsc >= q->timeout_tsc)
+		rxq_publish(q);
+	return n;
+}
+
+/* At quit: publish what is open, wait (bounded) for the executor, free all. */
+static void rxq_drain(struct gi_rxq *q, uint64_t timeout_ns)
+{
+	uint64_t deadline = gi_now_ns() + timeout_ns;
+
+	if (q->open_n)
+		rxq_publish(q);
+	while (GI_LOAD_ACQUIRE_U64(&q->ring->tail) < q->head && gi_now_ns() < deadline)
+		rte_pause();
+	rxq_reap(q);
+	if (q->reaped < q->head) {
+		gi_log(GI_LOG_WARNING,
+		       "port %u queue %u: executor did not complete %llu batch(es) within the drain timeout; "
+		       "their buffers are left to the pool teardown",
+		       q->port_id, q->queue, (unsigned long long)(q->head - q->reaped));
+	}
+}
+
+int gi_rx_lcore_main(void *arg)
+{
+	struct gi_rx_lcore *lc = arg;
+	struct gi_idle idle;
+	uint64_t min_timeout_ns = UINT64_MAX;
+
+	for (uint32_t i = 0; i < lc->n_queues; i++) {
+		uint64_t t = lc->queues[i]->timeout_tsc * 1000000000ull / rte_get_tsc_hz();
+		min_timeout_ns = GI_MIN(min_timeout_ns, t);
+	}
+	gi_idle_init(&idle, lc->idle);
+
+	while (!*lc->quit) {
+		uint32_t got = 0, open = 0;
+		for (uint32_t i = 0; i < lc->n_queues; i++) {
+			got += rxq_poll(lc->queues[i]);
+			open |= lc->queues[i]->open_n;
+		}
+		GI_COUNTER_ADD(&lc->loops, 1);
+		if (got) {
+			GI_COUNTER_ADD(&lc->busy_polls, 1);
+			gi_idle_work(&idle);
+		} else {
+			GI_COUNTER_ADD(&lc->idle_polls, 1);
+			/* an open batch must still meet its deadline: sleep at most half of it */
+			gi_idle_empty(&idle, open ? min_timeout_ns / 2 : UINT64_MAX);
+		}
+	}
+	for (uint32_t i = 0; i < lc->n_queues; i++)
+		rxq_drain(lc->queues[i], lc->drain_timeout_ns);
+	return 0;
+}

@@ -1,1 +1,421 @@
-int main(void){return 0;}
+/*
+ * test_stream.c — the executor bodies end to end on the host: packets go
+ * through gi_exec_slot_host() exactly as the host executor runs them, into
+ * real frame rings, and every packet must land in exactly one counter.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kernels/executor.h"
+#include "testpkt.h"
+
+#define PPF 8
+#define PAYLOAD 96
+#define SLOTS 8
+#define WINDOW 2
+#define MAXB 64
+
+struct fixture {
+	struct gi_exec_ctx ctx;
+	struct gi_stream_rt st[2];
+	uint16_t *map;
+	uint8_t *ring_mem[2];
+	struct gi_exec_counters ctr;
+	struct gi_batch_ring *ring;
+	uint8_t (*pkts)[TP_MAX];
+	uint32_t n;      /* packets queued in the current batch */
+	uint64_t now;
+	uint64_t fed;    /* packets handed to the executor */
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	f->map = malloc(2 * 65536 * sizeof(uint16_t));
+	for (int i = 0; i < 2 * 65536; i++)
+		f->map[i] = GI_STREAM_NONE;
+	for (int s = 0; s < 2; s++) {
+		uint64_t bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
+		f->ring_mem[s] = aligned_alloc(4096, bytes);
+		memset(f->ring_mem[s], 0, bytes);
+		struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)f->ring_mem[s];
+		gi_frame_ring_init(h, SLOTS, PPF, PAYLOAD, GI_FORMAT_UDP_SEQ, (uint32_t)s, s ? "b" : "a", 1);
+		f->st[s] = (struct gi_stream_rt){ .format = GI_FORMAT_UDP_SEQ, .packets = PPF, .payload_bytes = PAYLOAD,
+						  .window = WINDOW, .frame_timeout_ns = 1000000, .ring = h };
+		f->map[0 * 65536 + 5000 + s] = (uint16_t)s;
+	}
+	f->ctx = (struct gi_exec_ctx){ .n_streams = 2, .n_ports = 1, .streams = f->st, .map = f->map };
+	uint64_t rb = gi_ring_bytes(4, MAXB);
+	f->ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
+	memset(f->ring, 0, rb);
+	gi_ring_init(f->ring, 4, MAXB);
+	f->pkts = malloc(MAXB * sizeof(*f->pkts));
+	f->now = 1000;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	free(f->ring_mem[0]);
+	free(f->ring_mem[1]);
+	free(f->map);
+	free(f->ring);
+	free(f->pkts);
+	free(f);
+	return 0;
+}
+
+static void flush_batch(struct fixture *f)
+{
+	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
+	s->n_pkts = f->n;
+	s->port = 0;
+	gi_exec_slot_host(&f->ctx, &f->ctr, s, MAXB, f->now);
+	f->fed += f->n;
+	f->n = 0;
+}
+
+static uint8_t *next_buf(struct fixture *f, uint32_t *len_slot_idx)
+{
+	if (f->n == MAXB)
+		flush_batch(f);
+	*len_slot_idx = f->n;
+	return f->pkts[f->n];
+}
+
+static void queue_raw(struct fixture *f, const uint8_t *pkt, uint32_t len)
+{
+	uint32_t i;
+	uint8_t *b = next_buf(f, &i);
+	memcpy(b, pkt, len);
+	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
+	gi_slot_addr(s)[i] = (uint64_t)(uintptr_t)b;
+	gi_slot_len(s, MAXB)[i] = len;
+	f->n++;
+}
+
+/* Queue packet `idx` of `frame` on stream s with sequence number seq. */
+static void queue_pkt(struct fixture *f, int s, uint32_t frame, uint16_t idx, uint32_t seq)
+{
+	uint8_t tmp[TP_MAX];
+	struct tp_opts o = { .udp_dst = (uint16_t)(5000 + s), .vlan = -1 };
+	struct gi_udp_seq h = { .stream_id = (uint16_t)(10 + s), .packets_per_frame = PPF, .seq = seq, .frame = frame,
+				.pkt_index = idx, .payload_len = PAYLOAD, .timestamp_ns = 7 };
+	uint32_t len = tp_build(tmp, &o, &h);
+	queue_raw(f, tmp, len);
+}
+
+static uint64_t frames_done(const struct gi_stream_rt *st)
+{
+	return st->c.frames[GI_FRAMES_COMPLETE] + st->c.frames[GI_FRAMES_PARTIAL] + st->c.frames[GI_FRAMES_TIMED_OUT];
+}
+
+static uint64_t accounted(const struct fixture *f)
+{
+	uint64_t a = 0;
+	for (int s = 0; s < 2; s++)
+		a += f->st[s].c.packets + f->st[s].c.duplicates + f->st[s].c.late;
+	for (int r = 0; r < GI_DROP__COUNT; r++)
+		a += f->ctr.drops[r];
+	return a;
+}
+
+/* Check a published frame's payload against the pattern for the packets it received. */
+static void check_frame(struct fixture *f, int s, uint64_t frame, uint32_t expect_state, uint32_t expect_received)
+{
+	struct gi_frame_ring_hdr *h = f->st[s].ring;
+	struct gi_frame_slot *sl = gi_frame_slot_at(h, frame);
+	assert_true(sl->seq == 2 * frame + 2);
+	assert_true(sl->frame == frame);
+	assert_int_equal(sl->state, expect_state);
+	assert_int_equal(sl->received, expect_received);
+	assert_int_equal(sl->sensor_id, 10 + s);
+	uint64_t seed = gi_pattern_seed((uint16_t)(10 + s), (uint32_t)frame);
+	uint32_t got = 0;
+	for (uint32_t p = 0; p < PPF; p++) {
+		if (!(gi_frame_bitmap(sl)[p / 64] >> (p % 64) & 1))
+			continue;
+		got++;
+		assert_int_equal(gi_pattern_mismatches(gi_frame_payload(h, sl) + p * PAYLOAD, seed,
+						       (uint64_t)p * PAYLOAD, PAYLOAD), 0);
+	}
+	assert_int_equal(got, expect_received);
+}
+
+static void test_in_order_complete(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t seq = 0;
+	for (uint32_t fr = 0; fr < 20; fr++)
+		for (uint16_t p = 0; p < PPF; p++)
+			queue_pkt(f, 0, fr, p, seq++);
+	flush_batch(f);
+
+	struct gi_stream_rt *st = &f->st[0];
+	assert_int_equal(st->c.frames[GI_FRAMES_COMPLETE], 20);
+	assert_int_equal(st->c.packets, 20 * PPF);
+	assert_int_equal(st->c.bytes, 20 * PPF * PAYLOAD);
+	assert_int_equal(st->c.lost, 0);
+	assert_int_equal(st->ring->next_frame, 20);
+	assert_int_equal(st->ring->first_frame, 0);
+	for (uint64_t fr = 20 - SLOTS; fr < 20; fr++)
+		check_frame(f, 0, fr, GI_FRAME_COMPLETE, PPF);
+	assert_int_equal(accounted(f), f->fed);
+}
+
+static void test_loss_partial_and_skipped(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t seq = 0;
+	/* frame 0 complete; frame 1 misses packets 2 and 5; frame 2 entirely lost; frames 3..6 complete */
+	for (uint32_t fr = 0; fr < 7; fr++)
+		for (uint16_t p = 0; p < PPF; p++, seq++) {
+			if ((fr == 1 && (p == 2 || p == 5)) || fr == 2)
+				continue;
+			queue_pkt(f, 0, fr, p, seq);
+		}
+	flush_batch(f);
+	struct gi_stream_rt *st = &f->st[0];
+	/* frame 6 is still open (complete frames are published only in order: 6 is done, so all final) */
+	assert_int_equal(st->c.frames[GI_FRAMES_PARTIAL], 1);
+	assert_int_equal(st->c.frames[GI_FRAMES_COMPLETE], 5);
+	assert_int_equal(st->c.lost, 2 + PPF);
+	assert_int_equal(st->c.packets, 7 * PPF - 2 - PPF);
+	check_frame(f, 0, 1, GI_FRAME_PARTIAL, PPF - 2);
+	/* frame 2 was skipped: its slot never carried frame 2 */
+	assert_true(gi_frame_slot_at(st->ring, 2)->seq < 2 * 2 + 1);
+	assert_int_equal(st->c.packets + st->c.lost, 7 * PPF);
+	assert_int_equal(accounted(f), f->fed);
+}
+
+static void test_duplicates_and_late(void **state)
+{
+	struct fixture *f = *state;
+	struct gi_stream_rt *st = &f->st[0];
+	queue_pkt(f, 0, 0, 0, 0);
+	queue_pkt(f, 0, 0, 0, 0); /* duplicate inside the open frame */
+	for (uint16_t p = 1; p < PPF; p++)
+		queue_pkt(f, 0, 0, p, p);
+	queue_pkt(f, 0, 0, 3, 3); /* duplicate after frame 0 was published: late */
+	flush_batch(f);
+	assert_int_equal(st->c.duplicates, 1);
+	assert_int_equal(st->c.late, 1);
+	assert_int_equal(st->c.frames[GI_FRAMES_COMPLETE], 1);
+	check_frame(f, 0, 0, GI_FRAME_COMPLETE, PPF);
+	assert_int_equal(accounted(f), f->fed);
+}
+
+static void test_reorder_within_window(void **state)
+{
+	struct fixture *f = *state;
+	struct gi_stream_rt *st = &f->st[0];
+	/* frames 0 and 1 interleaved backwards: within a window of 2 nothing is lost */
+	for (int p = PPF - 1; p >= 0; p--) {
+		queue_pkt(f, 0, 1, (uint16_t)p, (uint32_t)(PPF + p));
+		queue_pkt(f, 0, 0, (uint16_t)p, (uint32_t)p);
+	}
+	flush_batch(f);
+	assert_int_equal(st->c.frames[GI_FRAMES_COMPLETE], 2);
+	assert_int_equal(st->c.lost, 0);
+	assert_int_equal(st->c.reordered, 2 * PPF - 1);
+	check_frame(f, 0, 0, GI_FRAME_COMPLETE, PPF);
+	check_frame(f, 0, 1, GI_FRAME_COMPLETE, PPF);
+	assert_int_equal(accounted(f), f->fed);
+}
+
+static void test_window_pushes_partial_then_late(void **state)
+{
+	struct fixture *f = *state;
+	struct gi_stream_rt *st = &f->st[0];
+	for (uint16_t p = 0; p < PPF - 1; p++) /* frame 0 missing its last packet */
+		queue_pkt(f, 0, 0, p, p);
+	queue_pkt(f, 0, 2, 0, 2 * PPF);        /* frame 2 arrives: window 2 closes frame 0 */
+	queue_pkt(f, 0, 0, PPF - 1, PPF - 1);  /* the straggler is now late */
+	flush_batch(f);
+	assert_int_equal(st->c.frames[GI_FRAMES_PARTIAL], 1);
+	assert_int_equal(st->c.late, 1);
+	/* frame 1 never seen, 2 open */
+	assert_int_equal(st->ring->next_frame, 1);
+	assert_int_equal(st->c.lost, 1);
+	check_frame(f, 0, 0, GI_FRAME_PARTIAL, PPF - 1);
+	/* shutdown flush: frame 1 skipped (lost PPF), frame 2 partial with 1 packet (lost PPF-1) */
+	gi_stream_flush(st, f->now);
+	assert_int_equal(st->ring->next_frame, 3);
+	assert_int_equal(st->c.lost, 1 + PPF + PPF - 1);
+	assert_int_equal(st->c.frames[GI_FRAMES_PARTIAL], 2);
+	check_frame(f, 0, 2, GI_FRAME_PARTIAL, 1);
+	assert_int_equal(st->c.packets + st->c.lost, 3 * PPF);
+	assert_int_equal(accounted(f), f->fed);
+}
+
+static void test_timeout(void **state)
+{
+	struct fixture *f = *state;
+	struct gi_stream_rt *st = &f->st[0];
+	for (uint16_t p = 0; p < 3; p++)
+		queue_pkt(f, 0, 5, p, p);
+	flush_batch(f);
+	gi_stream_tick(st, f->now + st->frame_timeout_ns - 1);
+	assert_int_equal(frames_done(st), 0);
+	gi_stream_tick(st, f->now + st->frame_timeout_ns);
+	assert_int_equal(st->c.frames[GI_FRAMES_TIMED_OUT], 1);
+	assert_int_equal(st->c.lost, PPF - 3);
+	check_frame(f, 0, 5, GI_FRAME_TIMED_OUT, 3);
+	assert_int_equal(st->ring->next_frame, 6);
+	/* a packet for the timed-out frame is late */
+	queue_pkt(f, 0, 5, 4, 4);
+	flush_batch(f);
+	assert_int_equal(st->c.late, 1);
+	assert_int_equal(accounted(f), f->fed);
+}
+
+static void test_wraparound(void **state)
+{
+	struct fixture *f = *state;
+	struct gi_stream_rt *st = &f->st[1];
+	uint32_t seq = 0xfffffff0u;
+	for (uint32_t fr = 0xfffffffeu, k = 0; k < 5; fr++, k++)
+		for (uint16_t p = 0; p < PPF; p++)
+			queue_pkt(f, 1, fr, p, seq++);
+	flush_batch(f);
+	assert_int_equal(st->c.frames[GI_FRAMES_COMPLETE], 5);
+	assert_int_equal(st->c.lost, 0);
+	assert_int_equal(st->c.reordered, 0);
+	/* extended numbering keeps going past 2^32 */
+	assert_true(st->ring->next_frame == 0xfffffffeull + 5);
+	check_frame(f, 1, 0x100000001ull, GI_FRAME_COMPLETE, PPF);
+	assert_int_equal(accounted(f), f->fed);
+}
+
+static void test_malformed_and_no_stream(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t pkt[TP_MAX];
+	struct tp_opts o = { .udp_dst = 5000, .vlan = -1 };
+	struct gi_udp_seq h = { .stream_id = 10, .packets_per_frame = PPF, .frame = 0, .payload_len = PAYLOAD };
+	uint32_t len = tp_build(pkt, &o, &h);
+	uint8_t *u = pkt + 42;
+
+	queue_pkt(f, 0, 0, 0, 0); /* one good packet first */
+	queue_raw(f, pkt, 30);    /* cut inside IPv4 */
+	u[0] = 0;
+	queue_raw(f, pkt, len);   /* magic */
+	u[0] = 0x47;
+	u[2] = 9;
+	queue_raw(f, pkt, len);   /* version */
+	u[2] = 1;
+	gi_put_be16(u + 18, PAYLOAD - 1);
+	queue_raw(f, pkt, len);   /* length */
+	gi_put_be16(u + 18, PAYLOAD);
+	gi_put_be16(u + 16, PPF);
+	queue_raw(f, pkt, len);   /* index */
+	gi_put_be16(u + 16, 0);
+	gi_put_be16(u + 6, PPF * 2);
+	queue_raw(f, pkt, len);   /* geometry: packets_per_frame differs from config */
+	gi_put_be16(u + 6, PPF);
+	/* truncated sensor header: UDP payload of 10 bytes */
+	uint8_t small[TP_MAX];
+	memcpy(small, pkt, 42 + 10);
+	gi_put_be16(small + 14 + 2, 20 + 8 + 10);
+	gi_put_be16(small + 14 + 20 + 4, 8 + 10);
+	queue_raw(f, small, 42 + 10);
+	gi_put_be16(pkt + 36, 5999); /* no stream on that port */
+	queue_raw(f, pkt, len);
+	gi_put_be16(pkt + 12, 0x0806); /* ARP */
+	queue_raw(f, pkt, len);
+	flush_batch(f);
+
+	assert_int_equal(f->ctr.drops[GI_DROP_MALFORMED_IP], 1);
+	assert_int_equal(f->ctr.drops[GI_DROP_MALFORMED_MAGIC], 1);
+	assert_int_equal(f->ctr.drops[GI_DROP_MALFORMED_VERSION], 1);
+	assert_int_equal(f->ctr.drops[GI_DROP_MALFORMED_LENGTH], 1);
+	assert_int_equal(f->ctr.drops[GI_DROP_MALFORMED_INDEX], 1);
+	assert_int_equal(f->ctr.drops[GI_DROP_MALFORMED_GEOMETRY], 1);
+	assert_int_equal(f->ctr.drops[GI_DROP_MALFORMED_TRUNCATED], 1);
+	assert_int_equal(f->ctr.drops[GI_DROP_NO_STREAM], 2);
+	assert_int_equal(f->st[0].c.packets, 1);
+	assert_int_equal(accounted(f), f->fed);
+}
+
+/* Seeded random loss, duplication and bounded reordering over two streams. */
+static void test_accounting_identity_random(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+#define RND() (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17, rng)
+	enum { FRAMES = 400, DEPTH = PPF }; /* displacement < window * PPF */
+	uint32_t seq[2] = { 0, 0 };
+	uint64_t dropped[2] = { 0, 0 }, dups[2] = { 0, 0 };
+	struct held {
+		int s;
+		uint32_t fr, seq;
+		uint16_t p;
+		int left;
+	} held[64];
+	int n_held = 0;
+
+	for (uint32_t fr = 0; fr < FRAMES; fr++)
+		for (uint16_t p = 0; p < PPF; p++)
+			for (int s = 0; s < 2; s++) {
+				uint32_t sq = seq[s]++;
+				int first = fr == 0 && p == 0, last = fr == FRAMES - 1 && p == PPF - 1;
+				uint64_t r = RND() % 100;
+				/* release held packets whose delay ran out */
+				for (int i = 0; i < n_held; i++)
+					if (--held[i].left <= 0) {
+						queue_pkt(f, held[i].s, held[i].fr, held[i].p, held[i].seq);
+						held[i--] = held[--n_held];
+					}
+				if (!first && !last && r < 5) {
+					dropped[s]++;
+					continue;
+				}
+				if (!first && r >= 5 && r < 10 && n_held < 64) {
+					held[n_held++] = (struct held){ s, fr, sq, p, 1 + (int)(RND() % DEPTH) };
+					continue;
+				}
+				queue_pkt(f, s, fr, p, sq);
+				if (r >= 10 && r < 13) {
+					queue_pkt(f, s, fr, p, sq);
+					dups[s]++;
+				}
+			}
+	for (int i = 0; i < n_held; i++)
+		queue_pkt(f, held[i].s, held[i].fr, held[i].p, held[i].seq);
+	flush_batch(f);
+	for (int s = 0; s < 2; s++)
+		gi_stream_flush(&f->st[s], f->now);
+
+	for (int s = 0; s < 2; s++) {
+		struct gi_stream_rt *st = &f->st[s];
+		assert_int_equal(st->c.packets + st->c.lost, (uint64_t)FRAMES * PPF);
+		assert_int_equal(st->c.lost, dropped[s]);
+		assert_int_equal(st->c.duplicates + st->c.late, dups[s]);
+		assert_int_equal(frames_done(st), FRAMES);
+		assert_true(st->c.reordered > 0);
+	}
+	assert_int_equal(accounted(f), f->fed);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_in_order_complete, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_loss_partial_and_skipped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duplicates_and_late, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reorder_within_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_window_pushes_partial_then_late, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wraparound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_and_no_stream, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_accounting_identity_random, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,74 @@
+/*
+ * daemon.h — the running daemon: everything main() builds, in start order.
+ *
+ * One instance, owned by main().  The rx lcores, the executor and the stats
+ * threads get pointers into it; the fields they read are fixed once the
+ * daemon is READY (until live reload arrives, nothing here changes while
+ * running).
+ */
+#ifndef GI_DAEMON_H
+#define GI_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "http.h"
+#include "kernels/executor.h"
+#include "pmd_glue/pool.h"
+#include "pmd_glue/port.h"
+#include "pmd_glue/rx.h"
+#include "pmd_glue/shm.h"
+
+struct gi_daemon {
+	struct gi_config cfg;
+	uint64_t start_ns;
+	volatile int quit;            /* read by rx lcores */
+
+	bool eal_up;
+	uint32_t n_pools;
+	struct gi_pool pools[GI_MAX_POOLS];
+	uint32_t n_ports;
+	uint16_t port_ids[GI_MAX_PORTS];
+	struct gi_port ports[GI_MAX_PORTS];
+
+	/* streams: frame rings and the executor's view of them */
+	struct gi_shm shm[GI_MAX_STREAMS];
+	struct gi_stream_rt *streams;
+	uint16_t *stream_map;
+	struct gi_exec_ctx exec_ctx;
+
+	/* batch rings, one per rx queue, and the lcores that feed them */
+	uint32_t n_rxq;
+	struct gi_rxq *rxq;
+	const char **rxq_port_name;
+	uint32_t *rxq_lcore;
+	struct gi_batch_ring **rings;
+	uint32_t n_lcores;
+	struct gi_rx_lcore *lcores;
+	bool lcores_launched;
+
+	struct gi_executor *exec;
+	const char *backend;
+	struct gi_http *http;
+
+	uint64_t reloads_ok;
+	uint64_t reloads_error;
+};
+
+/* stats.c */
+int gi_stats_render(void *daemon, struct gi_buf *out);
+
+struct gi_stats_prev {
+	uint64_t t_ns;
+	uint64_t rx_packets;
+	uint64_t placed;
+	uint64_t bytes;
+};
+void gi_stats_status_line(const struct gi_daemon *d, struct gi_stats_prev *prev, char *buf, size_t len);
+void gi_stats_print_summary(const struct gi_daemon *d, FILE *f);
+
+/* Sum of every lcore's and the executor's loop counters: the watchdog's proof of progress. */
+uint64_t gi_stats_progress(const struct gi_daemon *d);
+
+#endif /* GI_DAEMON_H */

@@ -1,0 +1,79 @@
+/*
+ * rx.h — the rx lcore: burst → batch builder → batch ring → reap.
+ *
+ * Each rx queue has one gi_rxq, owned by exactly one lcore.  The lcore loop
+ *   1. reaps slots the executor has completed (tail moved) and frees their
+ *      mbufs in bulk from the host-only shadow array,
+ *   2. receives a burst and appends descriptors {addr, len} to the open
+ *      batch in the ring slot at `head`,
+ *   3. publishes the batch (doorbell) when it holds max_packets or its
+ *      oldest packet is timeout_us old,
+ *   4. when no slot is free, frees the burst and counts ring_full — the NIC
+ *      is never blocked by a slow executor.
+ * No locks, syscalls, allocation or logging per packet; the only sleep is
+ * the adaptive idle back-off when every queue of the lcore is empty.
+ *
+ * Counters have one writer (the lcore) and are read by the stats thread.
+ */
+#ifndef GI_RX_H
+#define GI_RX_H
+
+#include <stdint.h>
+
+#include "kernels/idle.h"
+#include "kernels/ring.h"
+
+struct rte_mbuf;
+
+#define GI_RX_BURST 32
+#define GI_RX_MAX_QUEUES_PER_LCORE 16
+
+struct gi_rxq_stats {
+	uint64_t rx_packets;
+	uint64_t batches;
+	uint64_t ring_full; /* packets dropped because no ring slot was free */
+} __attribute__((aligned(64)));
+
+struct gi_rxq {
+	uint16_t port_id;        /* DPDK port id */
+	uint16_t port_index;     /* daemon port index, what the executor sees */
+	uint16_t queue;
+	uint32_t max_pkts;       /* batch.max_packets */
+	uint64_t timeout_tsc;    /* batch.timeout_us in TSC cycles */
+	int64_t exec_delta;      /* CPU address → executor address */
+	struct gi_batch_ring *ring;
+	struct rte_mbuf **shadow;/* ring->size * max_pkts mbuf pointers, host only */
+
+	/* producer state, lcore only */
+	uint64_t head;           /* slot being filled */
+	uint64_t reaped;         /* slots whose mbufs were freed */
+	uint32_t open_n;         /* packets in the open batch */
+	uint64_t open_tsc;       /* arrival of its first packet */
+
+	struct gi_rxq_stats st;
+};
+
+struct gi_rx_lcore {
+	uint32_t lcore;
+	uint32_t n_queues;
+	struct gi_rxq *queues[GI_RX_MAX_QUEUES_PER_LCORE];
+	enum gi_idle_policy idle;
+	const volatile int *quit;  /* set by the main thread */
+	uint64_t drain_timeout_ns; /* at quit: how long to wait for the executor */
+	uint64_t idle_polls;       /* loop iterations where every queue was empty */
+	uint64_t busy_polls;
+	uint64_t loops;            /* progress word for the watchdog */
+} __attribute__((aligned(64)));
+
+/*
+ * Prepare a queue: allocates the shadow array.  The ring must be
+ * initialised.  0 or -ENOMEM.  Main thread.
+ */
+int gi_rxq_init(struct gi_rxq *q, uint16_t port_id, uint16_t port_index, uint16_t queue,
+		struct gi_batch_ring *ring, uint32_t timeout_us, int64_t exec_delta);
+void gi_rxq_fini(struct gi_rxq *q);
+
+/* rte_eal_remote_launch() entry; arg is a struct gi_rx_lcore. */
+int gi_rx_lcore_main(void *arg);
+
+#endif /* GI_RX_H */
