@@ -19,6 +19,7 @@
 
 #include "kernels/executor.h"
 #include "pmd_glue/log.h"
+#include "pmd_glue/mem.h"
 
 #define GI_NAME_MAX 32          /* names of pools, ports, streams */
 #define GI_PATH_MAX 256
@@ -29,12 +30,6 @@
 #define GI_MAX_QUEUES 16        /* per port */
 #define GI_MAX_STREAMS 256
 #define GI_MAX_LCORES 128
-
-enum gi_mem_kind {
-	GI_MEM_HOST = 0,
-	GI_MEM_HOST_PINNED,
-	GI_MEM_DEVICE,
-};
 
 struct gi_cfg_pool {
 	char name[GI_NAME_MAX];
@@ -140,10 +135,18 @@ int gi_config_load_string(const char *name, const char *yaml, size_t len, struct
 
 void gi_config_free(struct gi_config *cfg);
 
+/*
+ * Reload: compare a newly loaded config with the running one, key by key,
+ * using the table's reloadable flags.  Each difference that needs a restart
+ * is written as one line to `errf` (may be NULL):
+ *     FILE: key.path: changed from X to Y (needs a restart)
+ * Returns how many there are; 0 means `next` may be applied live.
+ */
+unsigned gi_config_restart_needed(const struct gi_config *cur, const struct gi_config *next, FILE *errf);
+
 /* The idle policy of an lcore: its lcores: entry, or busy. */
 enum gi_idle_policy gi_config_lcore_idle(const struct gi_config *cfg, uint32_t lcore);
 
-const char *gi_mem_kind_name(enum gi_mem_kind k);
 const char *gi_backend_name(enum gi_backend b);
 const char *gi_format_name(enum gi_format f);
 

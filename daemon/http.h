@@ -7,9 +7,12 @@
  * waits on this module) nor the other clients (per-connection timeout,
  * connection limit, bounded request memory).  Other paths answer 404, other
  * methods 405, malformed or oversized requests 400 (or the more precise 4xx
- * libmicrohttpd picks) and the connection is closed.
+ * libmicrohttpd picks) and the connection is closed.  (A request line
+ * libmicrohttpd 0.9.75 cannot parse gets no answer at all: the connection
+ * is closed at once, or at the idle timeout when the line starts with NUL.)
  *
- * Main thread: start/stop.  The render callback runs on the server thread.
+ * Main thread: start/stop.  The render callback runs on the server thread
+ * (one per listener when both are configured; calls never overlap).
  */
 #ifndef GI_HTTP_H
 #define GI_HTTP_H
@@ -40,8 +43,12 @@ struct gi_http_counters {
 	uint64_t ok;
 	uint64_t not_found;
 	uint64_t bad_method;
-	uint64_t bad_request;
+	uint64_t bad_request;  /* ours (a body) and those libmicrohttpd refused after the request line */
+	uint64_t server_error; /* the render callback failed: 500 */
 };
 void gi_http_counters(const struct gi_http *h, struct gi_http_counters *out);
+
+/* The bound TCP port (useful with "127.0.0.1:0"), or 0 without a TCP listener. */
+int gi_http_tcp_port(const struct gi_http *h);
 
 #endif /* GI_HTTP_H */
