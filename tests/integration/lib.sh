@@ -1,0 +1,131 @@
+# lib.sh — shared set-up for the integration tests (sourced, bash).
+#
+# Every test gets its own temp dir, memif socket, shared-memory names, EAL
+# file prefixes and stats socket, and a trap that stops whatever it started,
+# so tests never collide with each other or with a running demo.
+set -euo pipefail
+
+: "${GI_BUILD:?GI_BUILD must point at the meson build directory}"
+: "${GI_SRC:?GI_SRC must point at the source tree}"
+GPUINGESTD=$GI_BUILD/daemon/gpuingestd
+SIM=$GI_BUILD/tools/gpuingest-sim
+FRAMES=$GI_BUILD/tools/gpuingest-frames
+CHECK=$GI_SRC/tests/integration/check_accounting.py
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root (DPDK EAL, memif sockets, shared memory)"; }
+
+TAG=gi$$
+T=$(mktemp -d "/tmp/gpuingest-it.XXXXXX")
+PIDS=()
+CONSUMER_PIDS=()
+
+cleanup() {
+  local p
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -f /dev/shm/"$TAG"-* 2>/dev/null || true
+  if [ -n "${KEEP_TMP:-}" ]; then echo "kept $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT
+
+# write_config FILE DEVICE STREAMS... ; STREAMS are "name:udp:packets:payload[:window]"
+write_config() {
+  local file=$1 device=$2; shift 2
+  {
+    cat <<YAML
+eal:
+  main_lcore: 0
+  args: [--no-huge, --no-pci, -m, "256", --file-prefix, $TAG-d, --log-level, "*:warning"]
+log:
+  level: info
+executor:
+  backend: host
+  idle: adaptive
+lcores:
+  - id: 1
+    idle: adaptive
+memory:
+  - name: pool0
+    kind: host
+    mbufs: 8192
+    hugepages: false
+ports:
+  - name: p0
+    device: "$device"
+    rx_queues:
+      - lcore: 1
+        mempool: pool0
+        ring_slots: 256
+        batch: {max_packets: 32, timeout_us: 200}
+stats:
+  unix: $T/metrics.sock
+  listen: "${GI_LISTEN:-}"
+streams:
+YAML
+    local s name udp pk pl win
+    for s in "$@"; do
+      IFS=: read -r name udp pk pl win <<<"$s"
+      cat <<YAML
+  - name: $name
+    port: p0
+    match: {udp_dst_port: $udp}
+    format: udp_seq
+    frame: {packets: $pk, payload_bytes: $pl}
+    ring: {slots: 64, shm: /$TAG-$name}
+    reorder_window: ${win:-4}
+    frame_timeout_ms: 0
+YAML
+    done
+  } >"$file"
+}
+
+# start_daemon CONFIG → $DAEMON_PID; stdout (final JSON) in $T/daemon.json, log in $T/daemon.log
+start_daemon() {
+  "$GPUINGESTD" --config "$1" >"$T/daemon.json" 2>"$T/daemon.log" &
+  DAEMON_PID=$!
+  PIDS+=("$DAEMON_PID")
+  # ready when the metrics socket answers (bounded: 20 s)
+  local i
+  for i in $(seq 1 200); do
+    if [ -S "$T/metrics.sock" ]; then return 0; fi
+    kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$T/daemon.log" >&2; fail "daemon exited during start-up"; }
+    sleep 0.1
+  done
+  cat "$T/daemon.log" >&2
+  fail "daemon not ready after 20 s"
+}
+
+# stop_daemon: SIGTERM, wait (bounded), require exit status 0
+stop_daemon() {
+  kill -TERM "$DAEMON_PID"
+  local i rc
+  for i in $(seq 1 150); do
+    kill -0 "$DAEMON_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$DAEMON_PID" 2>/dev/null && { cat "$T/daemon.log" >&2; fail "daemon did not exit within 15 s of SIGTERM"; }
+  rc=0; wait "$DAEMON_PID" || rc=$?
+  [ "$rc" -eq 0 ] || { cat "$T/daemon.log" >&2; fail "daemon exited with status $rc after SIGTERM"; }
+}
+
+# start_consumer NAME → consumer JSON in $T/frames-NAME.json
+start_consumer() {
+  "$FRAMES" --shm "/$TAG-$1" --wait 20 --quiet >"$T/frames-$1.json" 2>"$T/frames-$1.log" &
+  PIDS+=("$!")
+  CONSUMER_PIDS+=("$!")
+}
+
+wait_consumers() {
+  local p rc=0
+  for p in "${CONSUMER_PIDS[@]}"; do
+    local i
+    for i in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$p" 2>/dev/null && fail "frame consumer $p did not exit after the daemon closed its ring"
+    wait "$p" || rc=$?
+  done
+  return $rc
+}
+
+metrics_unix() { curl -sS --max-time 5 --unix-socket "$T/metrics.sock" "http://localhost${1:-/metrics}"; }
