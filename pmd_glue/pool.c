@@ -23,12 +23,8 @@
 
 static void pool_unmap(struct gi_pool *p, rte_iova_t iova)
 {
-	while (p->n_mapped > 0) {
-		uint16_t port = p->mapped_ports[--p->n_mapped];
-		struct rte_eth_dev_info info;
-		if (rte_eth_dev_info_get(port, &info) == 0 && info.device)
-			rte_dev_dma_unmap(info.device, p->region.va, iova, p->region.len);
-	}
+	while (p->n_mapped > 0)
+		rte_dev_dma_unmap(p->mapped[--p->n_mapped], p->region.va, iova, p->region.len);
 }
 
 /* Map the region for each port's device; vdevs answer ENOTSUP, which is fine. */
@@ -39,8 +35,13 @@ static int pool_dma_map(struct gi_pool *p, const struct gi_pool_conf *c, rte_iov
 		int rc = rte_eth_dev_info_get(c->ports[i], &info);
 		if (rc != 0 || !info.device)
 			continue;
+		bool dup = false;
+		for (uint32_t k = 0; k < p->n_mapped; k++)
+			dup |= p->mapped[k] == info.device;
+		if (dup)
+			continue; /* two ports of one device: mapped once */
 		if (rte_dev_dma_map(info.device, p->region.va, iova, p->region.len) == 0) {
-			p->mapped_ports[p->n_mapped++] = c->ports[i];
+			p->mapped[p->n_mapped++] = info.device;
 			continue;
 		}
 		if (rte_errno == ENOTSUP)

@@ -18,6 +18,7 @@
 
 #include "mem.h"
 
+struct rte_device;
 struct rte_mempool;
 
 #define GI_POOL_MAX_PORTS 8
@@ -27,7 +28,7 @@ struct gi_pool {
 	struct gi_mem_region region;
 	bool registered;
 	uint32_t n_mapped;
-	uint16_t mapped_ports[GI_POOL_MAX_PORTS];
+	struct rte_device *mapped[GI_POOL_MAX_PORTS]; /* outlive their ethdev ports */
 	struct rte_mempool *mp;
 	uint32_t elt_size;
 	uint32_t n_mbufs;
