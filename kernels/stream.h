@@ -203,7 +203,11 @@ GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_
 {
 	uint64_t *bm = gi_frame_bitmap(s);
 
-	GI_STORE_RELEASE_U64(&s->seq, 2 * frame + 1);
+	/* seqlock writer entry: the odd value must be visible before any slot
+	 * byte changes, so a reader re-checking seq cannot accept a torn frame
+	 * (a release store alone would only order the writes before it) */
+	GI_STORE_RELAXED_U64(&s->seq, 2 * frame + 1);
+	GI_FENCE_RELEASE();
 	s->frame = frame;
 	s->first_ts_ns = sender_ts;
 	s->first_rx_ns = now;

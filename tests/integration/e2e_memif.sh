@@ -31,11 +31,11 @@ run_case() {
   echo "=== $label"
   CONSUMER_PIDS=()
   write_config "$T/$label.yaml" "$DEV" s0:5000:32:512 s1:5001:32:512
+  start_sim --streams 2 --dst-port 5000 --packets-per-frame 32 --payload 512 --start-delay-ms 1000 "$@"
   start_daemon "$T/$label.yaml"
   start_consumer s0
   start_consumer s1
-  "$SIM" --port "memif:$SOCK" --streams 2 --dst-port 5000 --packets-per-frame 32 --payload 512 \
-    --eal "--file-prefix $TAG-s" "$@" >"$T/sim.json" 2>"$T/sim.log" || { cat "$T/sim.log" >&2; fail "simulator failed"; }
+  wait_sim
   local sent
   sent=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sent"])' "$T/sim.json")
   wait_delivered "$sent"
@@ -53,13 +53,11 @@ run_case impaired "" --frames 150 --rate 40000 --seed 7 \
 echo "=== sigterm under load"
 CONSUMER_PIDS=()
 write_config "$T/load.yaml" "$DEV" s0:5000:32:512 s1:5001:32:512
+start_sim --streams 2 --dst-port 5000 --packets-per-frame 32 --payload 512 --frames 0 --duration 10 --rate 0 \
+  --start-delay-ms 1000
 start_daemon "$T/load.yaml"
 start_consumer s0
 start_consumer s1
-"$SIM" --port "memif:$SOCK" --streams 2 --dst-port 5000 --packets-per-frame 32 --payload 512 \
-  --frames 0 --duration 8 --rate 0 --eal "--file-prefix $TAG-s" >"$T/sim.json" 2>"$T/sim.log" &
-SIM_PID=$!
-PIDS+=("$SIM_PID")
 wait_delivered 20000
 stop_daemon
 wait_consumers || fail "a frame consumer reported mismatches after SIGTERM under load"

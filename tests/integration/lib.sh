@@ -129,3 +129,25 @@ wait_consumers() {
 }
 
 metrics_unix() { curl -sS --max-time 5 --unix-socket "$T/metrics.sock" "http://localhost${1:-/metrics}"; }
+
+# start_sim ARGS... : the simulator is the memif server, so it starts first;
+# returns once its socket exists.  JSON in $T/sim.json, PID in $SIM_PID.
+start_sim() {
+  rm -f "$SOCK"
+  "$SIM" --port "memif:$SOCK" --eal "--file-prefix $TAG-s" "$@" >"$T/sim.json" 2>"$T/sim.log" &
+  SIM_PID=$!
+  PIDS+=("$SIM_PID")
+  local i
+  for i in $(seq 1 100); do
+    [ -S "$SOCK" ] && return 0
+    kill -0 "$SIM_PID" 2>/dev/null || { cat "$T/sim.log" >&2; fail "simulator exited before listening"; }
+    sleep 0.1
+  done
+  fail "simulator socket $SOCK did not appear within 10 s"
+}
+
+wait_sim() {
+  local rc=0
+  wait "$SIM_PID" || rc=$?
+  [ "$rc" -eq 0 ] || { cat "$T/sim.log" >&2; fail "simulator exited with status $rc"; }
+}

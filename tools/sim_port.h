@@ -1,0 +1,147 @@
+/*
+ * sim_port.h — gpuingest-sim's state and its three ports (memif, pcap, udp).
+ *
+ * gpuingest-sim.c decides *what* goes on the wire (streams, impairments);
+ * sim_port.c builds each packet (Ethernet/IPv4/UDP/udp_seq/pattern) and puts
+ * it on the chosen port, counting per stream what the port accepted.
+ *
+ * Single-threaded: the sim's main thread only.
+ */
+#ifndef GI_SIM_PORT_H
+#define GI_SIM_PORT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GI_SIM_MAX_PAYLOAD 65000u /* IPv4 total length, mbuf data room and pcap snaplen all fit */
+#define GI_SIM_MAX_DEPTH 4096u
+#define GI_SIM_MAX_DUPS 8u
+#define GI_SIM_BURST 32u
+
+enum gi_sim_exit {
+	GI_SIM_EXIT_OK = 0,
+	GI_SIM_EXIT_USAGE = 2,
+	GI_SIM_EXIT_PORT = 3,
+	GI_SIM_EXIT_STALL = 4,
+};
+
+enum gi_sim_port_kind {
+	GI_SIM_MEMIF = 1,
+	GI_SIM_PCAP,
+	GI_SIM_UDP,
+};
+
+/* Packet kinds: 0 is a good packet, the rest are the malformed variants in cycle order. */
+enum gi_sim_kind {
+	GI_SIM_GOOD = 0,
+	GI_SIM_MAL_IP,        /* IPv4 total length larger than the frame (checksum still right) */
+	GI_SIM_MAL_TRUNCATED, /* UDP payload shorter than the 32-byte header */
+	GI_SIM_MAL_MAGIC,
+	GI_SIM_MAL_VERSION,
+	GI_SIM_MAL_LENGTH,    /* payload_len field != bytes after the header */
+	GI_SIM_MAL_INDEX,     /* pkt_index >= packets_per_frame */
+	GI_SIM_MAL_GEOMETRY,  /* packets_per_frame != the configured one, otherwise valid */
+	GI_SIM_MAL__END
+};
+#define GI_SIM_MALFORMED_NAMES { "ip", "truncated", "magic", "version", "length", "index", "geometry" }
+
+struct gi_sim_cfg {
+	enum gi_sim_port_kind kind;
+	const char *port_spec;   /* as given, for the report */
+	const char *port_arg;    /* memif socket path or pcap file */
+	const char *geometry;    /* --geometry list, NULL: every stream uses ppf x payload */
+	char udp_host[256];
+	uint32_t streams;
+	uint64_t frames;         /* per stream, 0 = unlimited */
+	double duration_s;
+	uint32_t ppf;
+	uint32_t payload;
+	double rate;             /* wire packets per second, 0 = unpaced */
+	uint64_t seed;
+	double loss, dup, reorder, malformed;
+	uint32_t depth;
+	uint32_t seq_start, frame_start;
+	uint16_t dst_port, src_port;
+	uint8_t src_mac[6], dst_mac[6];
+	uint32_t src_ip, dst_ip; /* host order */
+	double wait_link_s;
+	int lcore;               /* -1: first CPU of our affinity mask */
+	const char *eal_extra;
+	double stall_s;
+	uint32_t linger_ms;
+	uint32_t start_delay_ms; /* pause between link-up and the first packet */
+};
+
+struct gi_sim_pkt {
+	uint64_t ord;            /* index among the stream's unique packets */
+	uint32_t seq;
+	uint32_t frame;
+	uint16_t pkt_index;
+	uint8_t dup;             /* a copy is to follow */
+	uint8_t dup_delay;       /* later originals of the stream before the copy (0..3) */
+	uint8_t kind;            /* enum gi_sim_kind */
+};
+
+struct gi_sim_delayed {
+	struct gi_sim_pkt p;
+	uint32_t left;
+};
+
+struct gi_sim_stream {
+	uint16_t id;
+	uint16_t dst_port;
+	uint32_t ppf;            /* packets per frame of this stream */
+	uint32_t payload;        /* payload bytes per packet of this stream */
+	bool done;
+	uint64_t rng;
+	uint64_t total;          /* unique packets to generate, UINT64_MAX: until stopped */
+	uint32_t seq, frame, pkt_index;
+	uint64_t max_out;        /* 1 + highest ord sent so far, 0 when none */
+	struct gi_sim_delayed *held; /* reordered, at most depth + 1 */
+	uint32_t n_held;
+	struct gi_sim_delayed dups[GI_SIM_MAX_DUPS];
+	uint32_t n_dups;
+	uint32_t next_malformed;
+
+	/* the report */
+	uint64_t unique, dropped, duplicated, duplicated_reordered, reordered, malformed;
+	uint64_t malformed_by_reason[GI_SIM_MAL__END - GI_SIM_MAL_IP];
+	uint64_t sent;           /* accepted by the port */
+	uint64_t tx_failed;      /* given up on */
+};
+
+struct gi_sim_port_state;
+
+struct gi_sim {
+	struct gi_sim_cfg cfg;
+	struct gi_sim_stream *streams;
+	struct gi_sim_port_state *port;
+	uint64_t n_wire;         /* packets handed to the port, for pacing */
+	uint16_t ip_id;
+	uint64_t last_ts_ns;      /* timestamp_ns of the packet built last */
+	double t_start, t_end;
+	int fatal;               /* enum gi_sim_exit once the port failed */
+	char fatal_msg[256];
+};
+
+/* 0 or an exit code after one line on stderr.  `stop` aborts the link wait. */
+int gi_sim_port_open(struct gi_sim *sim, volatile sig_atomic_t *stop);
+/* Build and queue one packet; sets sim->fatal when the port gives up. */
+void gi_sim_port_put(struct gi_sim *sim, struct gi_sim_stream *st, const struct gi_sim_pkt *p);
+/* Push everything queued to the port (bounded by --stall-timeout). */
+void gi_sim_port_flush(struct gi_sim *sim);
+/* Let the peer drain (memif only). */
+void gi_sim_port_linger(struct gi_sim *sim);
+void gi_sim_port_close(struct gi_sim *sim);
+
+/*
+ * Build packet `p` of stream `st` at `buf` (at least gi_sim_frame_cap()
+ * bytes): the full Ethernet frame when `l2`, else the UDP payload only.
+ * Returns its length.
+ */
+uint32_t gi_sim_build(struct gi_sim *sim, const struct gi_sim_stream *st, const struct gi_sim_pkt *p, uint8_t *buf,
+		      bool l2);
+uint32_t gi_sim_frame_cap(const struct gi_sim_cfg *c);
+
+#endif /* GI_SIM_PORT_H */
