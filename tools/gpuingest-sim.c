@@ -97,7 +97,8 @@ static void usage(FILE *f)
 		"  --streams N             streams, stream i has stream_id i (default 1)\n"
 		"  --frames N              frames per stream (default 100; 0 = unlimited,\n"
 		"                          needs --duration)\n"
-		"  --duration S            stop after S seconds (fractions allowed)\n"
+		"  --duration S            stop after S seconds (fractions allowed); the frame\n"
+		"                          in progress is finished, as on SIGINT/SIGTERM\n"
 		"  --packets-per-frame P   packets per frame (default 64, max 65535)\n"
 		"  --payload B             payload bytes per packet after the 32-byte header\n"
 		"                          (default 1024, 1..%u)\n"
@@ -493,12 +494,16 @@ static void run(struct gi_sim *sim)
 	while (active && !sim->fatal) {
 		if (!stopping && ((steps & 63) == 0 || c->rate > 0) &&
 		    (stop_requested || (c->duration_s > 0 && now_s() - sim->t_start >= c->duration_s))) {
-			/* each stream sends one more packet, guarded as its last, so a
-			 * receiver still sees where the stream ended */
+			/* each stream finishes the frame it is in (a whole frame if it is
+			 * at a boundary), its last packet guarded, so a receiver sees
+			 * where the stream ended and no frame is cut short by the stop */
 			stopping = true;
-			for (uint32_t i = 0; i < c->streams; i++)
-				if (!sim->streams[i].done)
-					sim->streams[i].total = sim->streams[i].unique + 1;
+			for (uint32_t i = 0; i < c->streams; i++) {
+				struct gi_sim_stream *st = &sim->streams[i];
+				uint64_t end = st->unique + (st->ppf - st->pkt_index);
+				if (!st->done && st->total > end)
+					st->total = end;
+			}
 		}
 		for (uint32_t i = 0; i < c->streams && !sim->fatal; i++) {
 			struct gi_sim_stream *st = &sim->streams[i];
