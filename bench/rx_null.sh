@@ -2,17 +2,20 @@
 # rx_null.sh — our rx path vs dpdk-testpmd --forward-mode=rxonly on the same
 # net_null vdev, one rx lcore, side by side in one invocation.
 #
-#   bench/rx_null.sh [BUILD_DIR]      (as root; SIZES="64 512 1500" SECONDS_PER_RUN=6)
+#   bench/rx_null.sh [BUILD_DIR]      (as root; SIZES="64 512 1500" SECONDS_PER_RUN=5 REPEAT=3)
 #
-# Rates are measured over the same steady-state window for both: the first
-# second after start-up is discarded.  gpuingest's figure counts packets
+# Rates are measured over a steady-state window for both: the first second
+# after start-up is discarded.  The two programs run alternately REPEAT
+# times and the medians are compared, because a shared or virtual machine
+# drifts by tens of percent from one second to the next.  gpuingest's figure counts packets
 # the rx lcore received and handed to the batch ring (ring_full drops, if
 # any, are reported separately: a slower executor shows up there, not as a
 # lower rx rate).  Prints one table row per packet size.
 set -euo pipefail
 BUILD=${1:-build}
 SIZES=${SIZES:-64}
-DUR=${SECONDS_PER_RUN:-6}
+DUR=${SECONDS_PER_RUN:-5}
+REPEAT=${REPEAT:-3}
 GPUINGESTD=$BUILD/daemon/gpuingestd
 [ "$(id -u)" -eq 0 ] || { echo "rx_null.sh: run as root (DPDK EAL)"; exit 1; }
 command -v dpdk-testpmd >/dev/null || { echo "rx_null.sh: dpdk-testpmd missing (apt-get install dpdk-dev)"; exit 1; }
@@ -32,7 +35,7 @@ run_gpuingest() {
 eal:
   main_lcore: 0
   args: [--no-huge, --no-pci, -m, "1024", --file-prefix, gib$$-g]
-executor: {backend: host, idle: busy}
+executor: {backend: host, idle: busy, cpu: 0}
 lcores: [{id: 1, idle: busy}]
 memory: [{name: pool0, kind: host, mbufs: 16384, hugepages: true}]
 ports:
@@ -64,11 +67,18 @@ run_testpmd() {
   awk '/Rx-pps:/ {n++; if (n > 2) {s += $2; k++}} END {if (k) printf "%.2f", s / k / 1e6; else print "nan"}' "$T/t.log"
 }
 
-printf "%-6s %14s %16s %8s %11s\n" size testpmd_Mpps gpuingest_Mpps ratio ring_full%
+median() { python3 -c 'import statistics, sys; v = [float(x) for x in sys.argv[1:]]; print(f"{statistics.median(v):.2f}")' "$@"; }
+
+printf "%-6s %14s %16s %8s %11s   %s\n" size testpmd_Mpps gpuingest_Mpps ratio ring_full% "runs (testpmd / gpuingest)"
 for size in $SIZES; do
-  tp=$(run_testpmd "$size")
-  read -r gi rf < <(run_gpuingest "$size")
+  tps=() gis=() rfs=()
+  for _ in $(seq 1 "$REPEAT"); do
+    tps+=("$(run_testpmd "$size")")
+    read -r gi rf < <(run_gpuingest "$size")
+    gis+=("$gi"); rfs+=("$rf")
+  done
+  tp=$(median "${tps[@]}"); gi=$(median "${gis[@]}"); rf=$(median "${rfs[@]}")
   ratio=$(python3 -c "import sys; a,b=sys.argv[1:]; print(f'{float(b)/float(a):.3f}' if float(a) > 0 else 'nan')" "$tp" "$gi")
-  printf "%-6s %14s %16s %8s %11s\n" "$size" "$tp" "$gi" "$ratio" "$rf"
+  printf "%-6s %14s %16s %8s %11s   %s / %s\n" "$size" "$tp" "$gi" "$ratio" "$rf" "${tps[*]}" "${gis[*]}"
 done
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(date -u +%F)"
