@@ -55,6 +55,17 @@ ninja -C "$BUILD_DIR"
 
 case "$mode" in
   --demo) exec $SUDO tools/gpuingest-demo "$BUILD_DIR" ;;
-  --test) exec $SUDO meson test -C "$BUILD_DIR" --print-errorlogs ;;
+  --test)
+    rc=0
+    $SUDO meson test -C "$BUILD_DIR" --print-errorlogs || rc=$?
+    # one plain closing line, whatever the runner printed above
+    python3 - "$BUILD_DIR/meson-logs/testlog.json" <<'PY' || true
+import json, sys
+r = [json.loads(l)["result"] for l in open(sys.argv[1]) if l.strip()]
+ok = sum(x in ("OK", "EXPECTEDFAIL") for x in r)
+skip = sum(x == "SKIP" for x in r)
+print(f"{ok} passed, {len(r) - ok - skip} failed, {skip} skipped")
+PY
+    exit $rc ;;
   *) echo "setup.sh: built into $BUILD_DIR/ (daemon/gpuingestd, tools/gpuingest-sim, tools/gpuingest-frames)" ;;
 esac
