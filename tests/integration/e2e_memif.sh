@@ -14,17 +14,6 @@ need_root
 SOCK=$T/memif.sock
 DEV="net_memif0,role=client,socket=$SOCK,socket-abstract=no"
 
-# wait_delivered N: until the daemon has received N packets (bounded 20 s)
-wait_delivered() {
-  local want=$1 got=0 i
-  for i in $(seq 1 200); do
-    got=$(metrics_unix | awk '/^gpuingest_queue_rx_packets_total/ {s += $2} END {printf "%d", s}')
-    [ "$got" -ge "$want" ] && return 0
-    sleep 0.1
-  done
-  fail "daemon received $got of $want packets within 20 s"
-}
-
 run_case() {
   local label=$1; shift
   local check_args=$1; shift
@@ -36,9 +25,7 @@ run_case() {
   start_consumer s0
   start_consumer s1
   wait_sim
-  local sent
-  sent=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sent"])' "$T/sim.json")
-  wait_delivered "$sent"
+  wait_delivered "$(sim_sent)"
   stop_daemon
   wait_consumers || fail "a frame consumer reported mismatches"
   # shellcheck disable=SC2086

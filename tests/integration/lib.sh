@@ -151,3 +151,16 @@ wait_sim() {
   wait "$SIM_PID" || rc=$?
   [ "$rc" -eq 0 ] || { cat "$T/sim.log" >&2; fail "simulator exited with status $rc"; }
 }
+
+# wait_delivered N: until the daemon has received N packets (bounded 20 s)
+wait_delivered() {
+  local want=$1 got=0 i
+  for i in $(seq 1 200); do
+    got=$(metrics_unix | awk '/^gpuingest_queue_rx_packets_total/ {s += $2} END {printf "%d", s}')
+    [ "$got" -ge "$want" ] && return 0
+    sleep 0.1
+  done
+  fail "daemon received $got of $want packets within 20 s"
+}
+
+sim_sent() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sent"])' "$T/sim.json"; }

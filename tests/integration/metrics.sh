@@ -14,12 +14,7 @@ export GI_LISTEN="127.0.0.1:$PORT"
   --loss 0.02 --malformed 0.05 >"$T/sim.json" 2>/dev/null
 write_config "$T/m.yaml" "net_pcap0,rx_pcap=$T/cap.pcap" s0:5000:8:256 s1:5001:8:256
 start_daemon "$T/m.yaml"
-sent=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sent"])' "$T/sim.json")
-for i in $(seq 1 100); do
-  got=$(metrics_unix | awk '/^gpuingest_queue_rx_packets_total/ {s += $2} END {printf "%d", s}')
-  [ "$got" -ge "$sent" ] && break
-  sleep 0.1
-done
+wait_delivered "$(sim_sent)"
 sleep 0.3 # the executor finishes the last batch
 
 [ "$(stat -c %a "$T/metrics.sock")" = 660 ] || fail "unix socket mode is $(stat -c %a "$T/metrics.sock"), want 660"

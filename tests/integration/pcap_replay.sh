@@ -11,13 +11,7 @@ write_config "$T/pcap.yaml" "net_pcap0,rx_pcap=$T/cap.pcap" s0:5000:16:700 s1:50
 start_daemon "$T/pcap.yaml"
 start_consumer s0
 start_consumer s1
-sent=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sent"])' "$T/sim.json")
-for i in $(seq 1 100); do
-  got=$(metrics_unix | awk '/^gpuingest_queue_rx_packets_total/ {s += $2} END {printf "%d", s}')
-  [ "$got" -ge "$sent" ] && break
-  sleep 0.1
-done
-[ "$got" -eq "$sent" ] || fail "daemon read $got of $sent packets from the capture"
+wait_delivered "$(sim_sent)"
 stop_daemon
 wait_consumers || fail "a frame consumer reported mismatches"
 python3 "$CHECK" --sim "$T/sim.json" --daemon "$T/daemon.json" --stream s0=0 --stream s1=1 \
