@@ -49,6 +49,7 @@ struct gi_daemon {
 	bool lcores_launched;
 
 	struct gi_executor *exec;
+	bool exec_stuck;              /* did not stop: still uses rings, pools and frame rings */
 	const char *backend;
 	struct gi_http *http;
 
@@ -68,7 +69,10 @@ struct gi_stats_prev {
 void gi_stats_status_line(const struct gi_daemon *d, struct gi_stats_prev *prev, char *buf, size_t len);
 void gi_stats_print_summary(const struct gi_daemon *d, FILE *f);
 
-/* Sum of every lcore's and the executor's loop counters: the watchdog's proof of progress. */
-uint64_t gi_stats_progress(const struct gi_daemon *d);
+/*
+ * Each thread's progress word (rx lcores, then the executor) into w[];
+ * returns how many.  The watchdog pings only if every one of them moved.
+ */
+uint32_t gi_stats_progress(const struct gi_daemon *d, uint64_t *w, uint32_t max);
 
 #endif /* GI_DAEMON_H */

@@ -402,11 +402,13 @@ static void stop_data_path(struct gi_daemon *d)
 		rte_eal_mp_wait_lcore();
 		d->lcores_launched = false;
 	}
-	if (d->exec) {
+	if (d->exec && !d->exec_stuck) {
 		int rc = gi_executor_stop(d->exec, 5000000000ull);
-		if (rc < 0)
+		if (rc < 0) {
 			gi_log(GI_LOG_ERR, "executor %s did not drain within 5 s; frames still open are lost",
 			       d->backend);
+			d->exec_stuck = true;
+		}
 	}
 }
 
@@ -416,6 +418,11 @@ static void teardown(struct gi_daemon *d)
 	if (d->http) {
 		gi_http_stop(d->http);
 		d->http = NULL;
+	}
+	if (d->exec_stuck) {
+		/* its thread still reads batch rings and pool buffers and writes frame rings */
+		gi_log(GI_LOG_ERR, "executor %s is still running; leaving its memory to process exit", d->backend);
+		return;
 	}
 	for (uint32_t i = 0; i < d->cfg.n_streams; i++) {
 		if (!d->shm[i].va)
@@ -462,7 +469,8 @@ static void run(struct gi_daemon *d, unsigned duration_s)
 	uint64_t next_status = gi_now_ns() + interval;
 	uint64_t stop_at = duration_s ? gi_now_ns() + (uint64_t)duration_s * 1000000000ull : UINT64_MAX;
 	uint64_t watchdog_us = 0;
-	uint64_t next_ping = UINT64_MAX, last_progress = 0;
+	uint64_t next_ping = UINT64_MAX;
+	static uint64_t last[GI_MAX_LCORES + 1], cur[GI_MAX_LCORES + 1];
 
 #if HAVE_SYSTEMD
 	if (sd_watchdog_enabled(0, &watchdog_us) > 0)
@@ -485,11 +493,16 @@ static void run(struct gi_daemon *d, unsigned duration_s)
 			next_status = now + interval;
 		}
 		if (now >= next_ping) {
-			/* ping only while the data path makes progress */
-			uint64_t p = gi_stats_progress(d);
-			if (p != last_progress)
+			/* ping only while every rx lcore and the executor make progress:
+			 * one hung thread must let systemd restart us */
+			uint32_t n = gi_stats_progress(d, cur, GI_MAX_LCORES + 1);
+			bool all = true;
+			for (uint32_t i = 0; i < n; i++) {
+				all &= cur[i] != last[i];
+				last[i] = cur[i];
+			}
+			if (all)
 				notify("WATCHDOG=1");
-			last_progress = p;
 			next_ping = now + watchdog_us * 1000u / 2;
 		}
 		if (now >= stop_at) {

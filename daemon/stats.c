@@ -139,14 +139,14 @@ int gi_stats_render(void *arg, struct gi_buf *out)
 	return rc;
 }
 
-uint64_t gi_stats_progress(const struct gi_daemon *d)
+uint32_t gi_stats_progress(const struct gi_daemon *d, uint64_t *w, uint32_t max)
 {
-	uint64_t p = 0;
-	for (uint32_t k = 0; k < d->n_lcores; k++)
-		p += GI_COUNTER_READ(&d->lcores[k].loops);
-	if (d->exec)
-		p += GI_COUNTER_READ(&gi_executor_counters(d->exec)->loops);
-	return p;
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < d->n_lcores && n < max; k++)
+		w[n++] = GI_COUNTER_READ(&d->lcores[k].loops);
+	if (d->exec && n < max)
+		w[n++] = GI_COUNTER_READ(&gi_executor_counters(d->exec)->loops);
+	return n;
 }
 
 static double rate(uint64_t now, uint64_t prev, uint64_t dt_ns)

@@ -21,8 +21,10 @@
  * placed (counters.packets), duplicates, late, or drops[reason].  Loss is
  * counted when a frame becomes final: expected - received of each published
  * frame plus packets_per_frame for every frame skipped without a single
- * packet, so for a sender whose first and last packets arrive,
- * unique sent == placed + lost holds exactly.
+ * packet, so for a sender whose first and last packets arrive (the first
+ * one first, or within reorder_window - 1 frames of the first arrival),
+ * unique sent == placed + lost holds exactly.  Packets of frames below the
+ * window at start-up cannot be told from stale ones and count as late.
  */
 #ifndef GI_STREAM_H
 #define GI_STREAM_H
@@ -236,7 +238,7 @@ GI_HD static inline void gi_stream_start(struct gi_stream_rt *st, uint64_t frame
 	st->seq_max = seq;
 	st->ring->first_frame = frame - back;
 	GI_STORE_RELEASE_U64(&st->ring->next_frame, frame - back);
-	GI_STORE_RELAXED_U32(&st->ring->started, 1);
+	GI_STORE_RELEASE_U32(&st->ring->started, 1); /* consumers read first_frame after acquiring this */
 }
 
 GI_HD static inline int gi_exec_drop(struct gi_exec_counters *ctr, enum gi_drop_reason r)

@@ -86,13 +86,37 @@ int gi_pool_create(struct gi_pool *p, const struct gi_pool_conf *c)
 	}
 	p->region.provider = prov;
 
+	bool va_mode = rte_eal_iova_mode() == RTE_IOVA_VA;
+	if (!va_mode) {
+		/* PA: one extmem chunk per page, and a buffer never straddles two */
+		size_t per_page = p->region.page_sz / p->elt_size;
+		size_t need = per_page ? (c->n_mbufs + per_page - 1) / per_page * p->region.page_sz : 0;
+		if (need > p->region.len) {
+			prov->free(&p->region);
+			rc = prov->alloc(need, 64 * 1024, c->hugepages, &p->region, err, sizeof(err));
+			if (rc < 0) {
+				gi_log(GI_LOG_ERR, "memory pool %s: %s", c->name, err);
+				return rc;
+			}
+			p->region.provider = prov;
+			per_page = p->region.page_sz / p->elt_size; /* the retry may have fallen back to 4 KiB */
+		}
+		if (per_page == 0 || p->region.len / p->region.page_sz * per_page < c->n_mbufs) {
+			gi_log(GI_LOG_ERR,
+			       "memory pool %s: %u-byte buffers do not fit %zu-byte pages in IOVA-PA mode "
+			       "(use hugepages: true, or EAL --iova-mode=va)",
+			       c->name, p->elt_size, p->region.page_sz);
+			rc = -EINVAL;
+			goto fail;
+		}
+	}
+
 	n_pages = (unsigned)(p->region.len / p->region.page_sz);
 	iovas = calloc(n_pages, sizeof(*iovas));
 	if (!iovas) {
 		rc = -ENOMEM;
 		goto fail;
 	}
-	bool va_mode = rte_eal_iova_mode() == RTE_IOVA_VA;
 	for (unsigned i = 0; i < n_pages; i++) {
 		void *pg = (uint8_t *)p->region.va + (size_t)i * p->region.page_sz;
 		iovas[i] = va_mode ? (rte_iova_t)(uintptr_t)pg : rte_mem_virt2phy(pg);
@@ -105,7 +129,8 @@ int gi_pool_create(struct gi_pool *p, const struct gi_pool_conf *c)
 	}
 	p->registered = true;
 
-	rc = pool_dma_map(p, c, iovas[0]);
+	/* a PA region is not IOVA-contiguous: one mapping cannot describe it */
+	rc = va_mode ? pool_dma_map(p, c, iovas[0]) : 0;
 	if (rc < 0)
 		goto fail;
 

@@ -111,7 +111,10 @@ int gi_port_setup(struct gi_port *p, uint16_t port_id, const struct gi_port_conf
 	}
 	rc = rte_eth_dev_start(port_id);
 	if (rc != 0) {
-		gi_log(GI_LOG_ERR, "port %s: start failed: %s", c->name, rte_strerror(-rc));
+		gi_log(GI_LOG_ERR, "port %s: start failed: %s%s", c->name, rte_strerror(-rc),
+		       strcmp(info.driver_name, "net_memif") == 0
+			       ? " (a memif client needs its server listening on the socket first)"
+			       : "");
 		goto fail;
 	}
 	p->started = true;

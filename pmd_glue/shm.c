@@ -33,10 +33,13 @@ int gi_shm_create(struct gi_shm *s, const char *name, size_t len, unsigned mode)
 	/* umask may have narrowed the mode; consumers in the service group need read */
 	if (fchmod(fd, mode) != 0)
 		gi_log(GI_LOG_WARNING, "frame ring %s: chmod %o failed: %s", name, mode, strerror(errno));
-	if (ftruncate(fd, (off_t)len) != 0) {
-		rc = -errno;
-		gi_log(GI_LOG_ERR, "frame ring %s: cannot size to %zu bytes: %s (is /dev/shm large enough?)", name, len,
-		       strerror(errno));
+	/* reserve every page now: a sparse tmpfs object maps fine and SIGBUSes
+	 * the executor later, when /dev/shm turns out to be too small */
+	rc = posix_fallocate(fd, 0, (off_t)len);
+	if (rc != 0) {
+		rc = -rc;
+		gi_log(GI_LOG_ERR, "frame ring %s: cannot reserve %zu bytes: %s (is /dev/shm large enough? df -h /dev/shm)",
+		       name, len, strerror(-rc));
 		goto fail;
 	}
 	s->va = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# startup_failures.sh — every start-up step that can fail does so with exit
+# status 3, one error line naming what failed, and nothing left behind
+# (no shared-memory frame ring, no socket).
+source "$(dirname "$0")/lib.sh"
+need_root
+
+# expect_start_failure CONFIG PATTERN [WRAPPER...]
+expect_start_failure() {
+  local cfg=$1 pattern=$2; shift 2
+  local rc=0
+  "$@" "$GPUINGESTD" --config "$cfg" >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" -eq 3 ] || { cat "$T/err" >&2; fail "$cfg: exit status $rc, expected 3"; }
+  grep -q -- "$pattern" "$T/err" || { cat "$T/err" >&2; fail "$cfg: no error line matching '$pattern'"; }
+  grep -q "start-up failed" "$T/err" || fail "$cfg: no start-up failure summary"
+  if ls /dev/shm/"$TAG"-* >/dev/null 2>&1; then fail "$cfg: frame ring left in /dev/shm"; fi
+  [ ! -e "$T/metrics.sock" ] || fail "$cfg: metrics socket left behind"
+  echo "  ok $(grep -m1 'error:' "$T/err" | cut -c1-150)"
+}
+
+# a memif client with no server listening
+write_config "$T/memif.yaml" "net_memif0,role=client,socket=$T/none.sock,socket-abstract=no" s0:5000:8:256
+expect_start_failure "$T/memif.yaml" "port p0: start failed"
+
+# a device DPDK does not know
+write_config "$T/nodev.yaml" "net_nosuchpmd0" s0:5000:8:256
+expect_start_failure "$T/nodev.yaml" "EAL initialisation failed"
+
+# GPU memory and a GPU executor on a build/machine without them
+write_config "$T/dev.yaml" "net_null0" s0:5000:8:256
+sed -i 's/kind: host/kind: device/' "$T/dev.yaml"
+expect_start_failure "$T/dev.yaml" "memory pool pool0: memory kind 'device'"
+write_config "$T/cuda.yaml" "net_null0" s0:5000:8:256
+sed -i 's/backend: host/backend: cuda/' "$T/cuda.yaml"
+expect_start_failure "$T/cuda.yaml" "backend 'cuda'"
+
+# a frame ring larger than /dev/shm: refused up front, not a SIGBUS later
+if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
+  write_config "$T/big.yaml" "net_null0" s0:5000:1024:8000
+  sed -i 's/ring: {slots: 64,/ring: {slots: 512,/' "$T/big.yaml"
+  sed -i 's/mtu: 1500//' "$T/big.yaml"
+  python3 - "$T/big.yaml" <<'PY'
+import sys, re
+p = sys.argv[1]; s = open(p).read()
+s = s.replace("    rx_queues:", "    mtu: 9000\n    rx_queues:", 1)
+open(p, "w").write(s)
+PY
+  expect_start_failure "$T/big.yaml" "cannot reserve" \
+    unshare -m sh -c 'mount -t tmpfs -o size=16m tmpfs /dev/shm && exec "$@"' sh
+else
+  echo "  (mount namespaces unavailable: /dev/shm size check not run)"
+fi
+echo PASS
