@@ -287,7 +287,7 @@ static int rings_start(struct gi_daemon *d)
 	for (uint32_t p = 0; p < c->n_ports; p++)
 		for (uint32_t q = 0; q < c->ports[p].n_queues; q++) {
 			const struct gi_cfg_queue *cq = &c->ports[p].queues[q];
-			uint64_t bytes = gi_ring_bytes(cq->ring_slots, cq->batch.max_packets);
+			uint64_t bytes = gi_ring_bytes(cq->ring_slots, cq->batch.max_packets, 0);
 			void *mem = aligned_alloc(4096, GI_ALIGN_UP(bytes, 4096));
 			if (!mem) {
 				gi_log(GI_LOG_ERR, "port %s queue %u: cannot allocate a %llu-byte batch ring", c->ports[p].name,
@@ -297,7 +297,7 @@ static int rings_start(struct gi_daemon *d)
 			memset(mem, 0, bytes);
 			uint32_t k = d->n_rxq;
 			d->rings[k] = mem;
-			gi_ring_init(mem, cq->ring_slots, cq->batch.max_packets);
+			gi_ring_init(mem, cq->ring_slots, cq->batch.max_packets, 0);
 			int rc = gi_rxq_init(&d->rxq[k], d->port_ids[p], (uint16_t)p, (uint16_t)q, mem, cq->batch.timeout_us,
 					     d->pools[cq->pool_index].region.exec_delta);
 			d->rxq_port_name[k] = c->ports[p].name;

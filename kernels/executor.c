@@ -29,15 +29,15 @@ struct gi_executor {
 };
 
 void gi_exec_slot_host(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, struct gi_batch_slot *slot,
-		       uint32_t max_pkts, uint64_t now)
+		       uint32_t max_pkts, uint32_t split, uint64_t now)
 {
-	uint64_t *addr = gi_slot_addr(slot);
-	uint32_t *len = gi_slot_len(slot, max_pkts);
+	struct gi_pkt_desc d;
 	struct gi_place pl;
 
 	for (uint32_t i = 0; i < slot->n_pkts; i++) {
-		if (gi_exec_classify(ctx, ctr, slot->port, (const uint8_t *)(uintptr_t)addr[i], len[i], now, &pl)) {
-			gi_copy_lanes(pl.dst, pl.src, pl.len, 0, 1);
+		gi_slot_pkt(slot, max_pkts, split, i, &d);
+		if (gi_exec_classify(ctx, ctr, slot->port, d.pkt, d.len, d.seg1, d.hdr_len, now, &pl)) {
+			gi_place_copy(&pl, 0, 1);
 			gi_exec_commit(ctx, &pl, now);
 		}
 	}
@@ -65,7 +65,7 @@ static uint32_t host_poll(struct gi_executor *ex)
 		for (; pending > 0; pending--, tail++, done++) {
 			struct gi_batch_slot *slot = gi_ring_slot(ring, tail);
 			uint64_t t0 = gi_now_ns();
-			gi_exec_slot_host(ex->conf.ctx, &ex->ctr, slot, ring->max_pkts, t0);
+			gi_exec_slot_host(ex->conf.ctx, &ex->ctr, slot, ring->max_pkts, ring->split, t0);
 			uint64_t t1 = gi_now_ns();
 			gi_hist_observe(&ex->ctr.batch_latency, t1 > slot->t_publish_ns ? t1 - slot->t_publish_ns : 0);
 			GI_COUNTER_ADD(&ex->ctr.busy_ns, t1 - t0);

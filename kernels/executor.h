@@ -63,6 +63,6 @@ void gi_executor_set_paused(struct gi_executor *ex, int paused);
  * the host backend's unit of work, exposed for unit tests and benchmarks.
  */
 void gi_exec_slot_host(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, struct gi_batch_slot *slot,
-		       uint32_t max_pkts, uint64_t now);
+		       uint32_t max_pkts, uint32_t split, uint64_t now);
 
 #endif /* GI_EXECUTOR_H */

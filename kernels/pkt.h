@@ -74,18 +74,24 @@ GI_HD static inline void gi_put_be64(uint8_t *p, uint64_t v)
  * options; rejects fragments (a sensor payload split by IP cannot be placed
  * without reassembly, so it is malformed for us) and lengths that overrun
  * the frame.  Trailing Ethernet padding beyond the IP total length is fine.
+ * `len` is the packet length; only the first `hdr_len` bytes (<= len) are
+ * readable at `p` (the header segment under buffer split), so every header
+ * byte must lie there.
  */
-GI_HD static inline enum gi_l4_status gi_parse_l4(const uint8_t *p, uint32_t len, struct gi_l4 *out)
+GI_HD static inline enum gi_l4_status gi_parse_l4(const uint8_t *p, uint32_t len, uint32_t hdr_len,
+						  struct gi_l4 *out)
 {
 	uint32_t off = 12;
 	uint16_t et;
 
 	out->vlan = 0xffff;
-	if (len < 14)
+	if (hdr_len > len)
+		hdr_len = len;
+	if (hdr_len < 14)
 		return GI_L4_MALFORMED;
 	et = gi_be16(p + off);
 	for (int tags = 0; (et == GI_ETHERTYPE_VLAN || et == GI_ETHERTYPE_QINQ) && tags < 2; tags++) {
-		if (len < off + 6)
+		if (hdr_len < off + 6)
 			return GI_L4_MALFORMED;
 		out->vlan = gi_be16(p + off + 2) & 0x0fff;
 		off += 4;
@@ -94,13 +100,13 @@ GI_HD static inline enum gi_l4_status gi_parse_l4(const uint8_t *p, uint32_t len
 	off += 2;
 	if (et != GI_ETHERTYPE_IPV4)
 		return GI_L4_NOT_UDP;
-	if (len < off + 20)
+	if (hdr_len < off + 20)
 		return GI_L4_MALFORMED;
 
 	const uint8_t *ip = p + off;
 	uint32_t ihl = (uint32_t)(ip[0] & 0x0f) * 4;
 	uint32_t tot = gi_be16(ip + 2);
-	if ((ip[0] >> 4) != 4 || ihl < 20 || tot < ihl || off + tot > len)
+	if ((ip[0] >> 4) != 4 || ihl < 20 || tot < ihl || off + tot > len || off + ihl + 8 > hdr_len)
 		return GI_L4_MALFORMED;
 	if (ip[9] != GI_IPPROTO_UDP)
 		return GI_L4_NOT_UDP;

@@ -17,6 +17,11 @@
  * The mbuf pointers are not here: they stay in a host-only shadow array of
  * the rx lcore, indexed the same way, because the executor never needs them.
  *
+ * Slot layout: header | addr[max] | len[max], and on a queue with
+ * header/data buffer split also | addr1[max] | len0[max]: addr is then the
+ * header segment (host memory the executor can read), len0 its length, addr1
+ * the payload segment (GPU memory), len the whole packet.
+ *
  * Called from: rx lcores (producer side), the executor (consumer side), the
  * stats thread (occupancy, relaxed reads only).
  */
@@ -53,25 +58,29 @@ struct gi_batch_ring {
 	uint32_t max_pkts;  /* addr/len capacity per slot */
 	uint32_t slot_stride;
 	uint64_t ring_bytes;
-	uint8_t pad2[GI_CACHE_LINE - 32];
+	uint32_t split;     /* slots carry addr1[]/len0[] (header/data split) */
+	uint8_t pad2[GI_CACHE_LINE - 36];
 	/* slots follow, each slot_stride bytes, 64-byte aligned */
 };
 GI_STATIC_ASSERT(sizeof(struct gi_batch_ring) == 3 * GI_CACHE_LINE, "head, tail and control words each own a cache line");
 GI_STATIC_ASSERT(offsetof(struct gi_batch_ring, tail) == GI_CACHE_LINE, "tail must not share head's line");
 
-GI_HD static inline uint32_t gi_ring_slot_stride(uint32_t max_pkts)
+GI_HD static inline uint32_t gi_ring_slot_stride(uint32_t max_pkts, uint32_t split)
 {
-	uint64_t b = sizeof(struct gi_batch_slot) + (uint64_t)max_pkts * (sizeof(uint64_t) + sizeof(uint32_t));
+	uint64_t per_pkt = sizeof(uint64_t) + sizeof(uint32_t);
+	uint64_t b = sizeof(struct gi_batch_slot) + (uint64_t)max_pkts * per_pkt;
+	if (split)
+		b += 8 + (uint64_t)max_pkts * per_pkt; /* 8: addr1[] is aligned after len[] */
 	return (uint32_t)GI_ALIGN_UP(b, GI_CACHE_LINE);
 }
 
-GI_HD static inline uint64_t gi_ring_bytes(uint32_t size, uint32_t max_pkts)
+GI_HD static inline uint64_t gi_ring_bytes(uint32_t size, uint32_t max_pkts, uint32_t split)
 {
-	return sizeof(struct gi_batch_ring) + (uint64_t)size * gi_ring_slot_stride(max_pkts);
+	return sizeof(struct gi_batch_ring) + (uint64_t)size * gi_ring_slot_stride(max_pkts, split);
 }
 
 /* Host-only: lay out a zeroed ring in `mem` (gi_ring_bytes() long). */
-static inline int gi_ring_init(struct gi_batch_ring *r, uint32_t size, uint32_t max_pkts)
+static inline int gi_ring_init(struct gi_batch_ring *r, uint32_t size, uint32_t max_pkts, uint32_t split)
 {
 	if (size == 0 || (size & (size - 1)) != 0 || size > GI_RING_MAX_SLOTS)
 		return -22; /* -EINVAL without <errno.h> for nvcc's sake */
@@ -83,8 +92,9 @@ static inline int gi_ring_init(struct gi_batch_ring *r, uint32_t size, uint32_t 
 	r->magic = GI_RING_MAGIC;
 	r->size = size;
 	r->max_pkts = max_pkts;
-	r->slot_stride = gi_ring_slot_stride(max_pkts);
-	r->ring_bytes = gi_ring_bytes(size, max_pkts);
+	r->split = split ? 1u : 0u;
+	r->slot_stride = gi_ring_slot_stride(max_pkts, r->split);
+	r->ring_bytes = gi_ring_bytes(size, max_pkts, r->split);
 	return 0;
 }
 
@@ -102,6 +112,19 @@ GI_HD static inline uint64_t *gi_slot_addr(struct gi_batch_slot *s)
 GI_HD static inline uint32_t *gi_slot_len(struct gi_batch_slot *s, uint32_t max_pkts)
 {
 	return (uint32_t *)(gi_slot_addr(s) + max_pkts);
+}
+
+/* Split rings only: payload-segment addresses, 8-byte aligned after len[]. */
+GI_HD static inline uint64_t *gi_slot_addr1(struct gi_batch_slot *s, uint32_t max_pkts)
+{
+	uint8_t *end_len = (uint8_t *)(gi_slot_len(s, max_pkts) + max_pkts);
+	return (uint64_t *)GI_ALIGN_UP((uintptr_t)end_len, 8);
+}
+
+/* Split rings only: header-segment lengths. */
+GI_HD static inline uint32_t *gi_slot_len0(struct gi_batch_slot *s, uint32_t max_pkts)
+{
+	return (uint32_t *)(gi_slot_addr1(s, max_pkts) + max_pkts);
 }
 
 /* Producer: may slot `head` be filled?  (Reads the consumer's tail.) */

@@ -32,6 +32,7 @@
 #include "frame.h"
 #include "hist.h"
 #include "pkt.h"
+#include "ring.h"
 #include "udp_seq.h"
 
 GI_EXTERN_C_BEGIN
@@ -120,13 +121,29 @@ struct gi_exec_ctx {
 	uint16_t *map;
 };
 
+/*
+ * Where a payload goes.  Without buffer split it is one piece; with split,
+ * the part of the payload that the NIC put in the header segment (src0)
+ * and the rest from the payload segment (src1).
+ */
 struct gi_place {
 	uint8_t *dst;
-	const uint8_t *src;
-	uint32_t len;
+	const uint8_t *src0;
+	const uint8_t *src1;
+	uint32_t len0;
+	uint32_t len1;
+	uint32_t len;       /* len0 + len1 */
 	uint32_t stream;
 	uint64_t frame;
 };
+
+/* All lanes: move the payload described by `pl` (see gi_copy_lanes). */
+GI_HD static inline void gi_place_copy(const struct gi_place *pl, uint32_t lane, uint32_t nlanes)
+{
+	gi_copy_lanes(pl->dst, pl->src0, pl->len0, lane, nlanes);
+	if (pl->len1)
+		gi_copy_lanes(pl->dst + pl->len0, pl->src1, pl->len1, lane, nlanes);
+}
 
 GI_HD static inline int64_t gi_extend_delta32(uint64_t ref, uint32_t v)
 {
@@ -248,17 +265,23 @@ GI_HD static inline int gi_exec_drop(struct gi_exec_counters *ctr, enum gi_drop_
 }
 
 /*
- * One packet, one lane.  Returns 1 and fills `pl` when the payload must be
- * copied (then gi_copy_lanes() and gi_exec_commit() follow), 0 when the
- * packet has been fully accounted for here.
+ * One packet, one lane.  `pkt` holds the first `hdr_len` bytes of the
+ * packet: all of it (hdr_len == len, seg1 NULL) or, with buffer split, the
+ * header segment, the rest being at `seg1`.  Headers must lie in the first
+ * segment.  Returns 1 and fills `pl` when the payload must be copied (then
+ * gi_place_copy() and gi_exec_commit() follow), 0 when the packet has been
+ * fully accounted for here.
  */
 GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, uint16_t port,
-					 const uint8_t *pkt, uint32_t len, uint64_t now, struct gi_place *pl)
+					 const uint8_t *pkt, uint32_t len, const uint8_t *seg1, uint32_t hdr_len,
+					 uint64_t now, struct gi_place *pl)
 {
 	struct gi_l4 l4;
 	struct gi_udp_seq h;
 
-	switch (gi_parse_l4(pkt, len, &l4)) {
+	if (seg1 == NULL || hdr_len > len)
+		hdr_len = len;
+	switch (gi_parse_l4(pkt, len, hdr_len, &l4)) {
 	case GI_L4_OK:
 		break;
 	case GI_L4_NOT_UDP:
@@ -274,6 +297,8 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 	struct gi_stream_rt *st = &ctx->streams[si];
 
 	/* the only format so far; later formats switch on st->format here */
+	if (l4.payload_off + GI_UDP_SEQ_HDR_LEN > hdr_len && l4.payload_len >= GI_UDP_SEQ_HDR_LEN)
+		return gi_exec_drop(ctr, GI_DROP_MALFORMED_TRUNCATED); /* sensor header not in the header segment */
 	switch (gi_udp_seq_parse(pkt + l4.payload_off, l4.payload_len, &h)) {
 	case GI_UDP_SEQ_OK:
 		break;
@@ -325,12 +350,38 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 	if (frame < st->min_frame)
 		st->min_frame = frame;
 
+	uint32_t off = l4.payload_off + GI_UDP_SEQ_HDR_LEN; /* payload start in the packet */
 	pl->dst = gi_frame_payload(st->ring, s) + (uint64_t)h.pkt_index * st->payload_bytes;
-	pl->src = pkt + l4.payload_off + GI_UDP_SEQ_HDR_LEN;
 	pl->len = h.payload_len;
+	pl->len0 = GI_MIN(pl->len, hdr_len > off ? hdr_len - off : 0u);
+	pl->len1 = pl->len - pl->len0;
+	pl->src0 = pkt + off;
+	pl->src1 = seg1 ? seg1 + (off > hdr_len ? off - hdr_len : 0u) : NULL;
 	pl->stream = si;
 	pl->frame = frame;
 	return 1;
+}
+
+/* Packet i of a batch slot as gi_exec_classify() takes it. */
+struct gi_pkt_desc {
+	const uint8_t *pkt;  /* header segment (or the whole packet) */
+	const uint8_t *seg1; /* payload segment, NULL without buffer split */
+	uint32_t len;        /* whole packet */
+	uint32_t hdr_len;    /* bytes readable at pkt */
+};
+
+GI_HD static inline void gi_slot_pkt(struct gi_batch_slot *slot, uint32_t max_pkts, uint32_t split, uint32_t i,
+				     struct gi_pkt_desc *d)
+{
+	d->pkt = (const uint8_t *)(uintptr_t)gi_slot_addr(slot)[i];
+	d->len = gi_slot_len(slot, max_pkts)[i];
+	if (split) {
+		d->seg1 = (const uint8_t *)(uintptr_t)gi_slot_addr1(slot, max_pkts)[i];
+		d->hdr_len = gi_slot_len0(slot, max_pkts)[i];
+	} else {
+		d->seg1 = NULL;
+		d->hdr_len = d->len;
+	}
 }
 
 /* After every lane's copy of `pl` is done (and visible). */

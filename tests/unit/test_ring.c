@@ -18,10 +18,10 @@
 
 static struct gi_batch_ring *ring_new(uint32_t size, uint32_t max_pkts)
 {
-	uint64_t bytes = gi_ring_bytes(size, max_pkts);
+	uint64_t bytes = gi_ring_bytes(size, max_pkts, 0);
 	struct gi_batch_ring *r = aligned_alloc(64, GI_ALIGN_UP(bytes, 64));
 	memset(r, 0, bytes);
-	assert_int_equal(gi_ring_init(r, size, max_pkts), 0);
+	assert_int_equal(gi_ring_init(r, size, max_pkts, 0), 0);
 	return r;
 }
 
@@ -30,11 +30,11 @@ static void test_init_rejects(void **state)
 	(void)state;
 	static uint8_t mem[65536] __attribute__((aligned(64)));
 	struct gi_batch_ring *r = (struct gi_batch_ring *)mem;
-	assert_int_not_equal(gi_ring_init(r, 0, 8), 0);
-	assert_int_not_equal(gi_ring_init(r, 6, 8), 0);
-	assert_int_not_equal(gi_ring_init(r, 8, 0), 0);
-	assert_int_not_equal(gi_ring_init(r, 8, GI_RING_MAX_PKTS + 1), 0);
-	assert_int_equal(gi_ring_init(r, 8, 3), 0);
+	assert_int_not_equal(gi_ring_init(r, 0, 8, 0), 0);
+	assert_int_not_equal(gi_ring_init(r, 6, 8, 0), 0);
+	assert_int_not_equal(gi_ring_init(r, 8, 0, 0), 0);
+	assert_int_not_equal(gi_ring_init(r, 8, GI_RING_MAX_PKTS + 1, 0), 0);
+	assert_int_equal(gi_ring_init(r, 8, 3, 0), 0);
 	assert_int_equal(r->slot_stride % 64, 0);
 	assert_true(r->slot_stride >= 32 + 3 * 12);
 }

@@ -50,10 +50,10 @@ static int setup(void **state)
 		f->map[0 * 65536 + 5000 + s] = (uint16_t)s;
 	}
 	f->ctx = (struct gi_exec_ctx){ .n_streams = 2, .n_ports = 1, .streams = f->st, .map = f->map };
-	uint64_t rb = gi_ring_bytes(4, MAXB);
+	uint64_t rb = gi_ring_bytes(4, MAXB, 0);
 	f->ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
 	memset(f->ring, 0, rb);
-	gi_ring_init(f->ring, 4, MAXB);
+	gi_ring_init(f->ring, 4, MAXB, 0);
 	f->pkts = malloc(MAXB * sizeof(*f->pkts));
 	f->now = 1000;
 	*state = f;
@@ -77,7 +77,7 @@ static void flush_batch(struct fixture *f)
 	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
 	s->n_pkts = f->n;
 	s->port = 0;
-	gi_exec_slot_host(&f->ctx, &f->ctr, s, MAXB, f->now);
+	gi_exec_slot_host(&f->ctx, &f->ctr, s, MAXB, 0, f->now);
 	f->fed += f->n;
 	f->n = 0;
 }
@@ -404,6 +404,70 @@ static void test_accounting_identity_random(void **state)
 	assert_int_equal(accounted(f), f->fed);
 }
 
+/*
+ * Header/data buffer split: the same packets cut into a header segment of
+ * hdr bytes and a payload segment land byte-exact, whatever the cut (the
+ * payload may start in either segment); a cut inside the sensor header is
+ * counted, not misread.
+ */
+static void test_buffer_split(void **state)
+{
+	struct fixture *f = *state;
+	static const uint32_t cuts[] = { 74, 80, 128, 170 }; /* 170: the whole packet */
+	uint64_t rb = gi_ring_bytes(4, MAXB, 1);
+	struct gi_batch_ring *r = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
+	static uint8_t seg0[MAXB][TP_MAX], seg1[MAXB][TP_MAX];
+	memset(r, 0, rb);
+	assert_int_equal(gi_ring_init(r, 4, MAXB, 1), 0);
+	assert_true((uint8_t *)(gi_slot_len0(gi_ring_slot(r, 3), MAXB) + MAXB) <= (uint8_t *)r + r->ring_bytes);
+	assert_int_equal((uintptr_t)gi_slot_addr1(gi_ring_slot(r, 1), MAXB) % 8, 0);
+
+	struct gi_batch_slot *sl = gi_ring_slot(r, 0);
+	uint32_t n = 0, seq = 0;
+	for (uint32_t fr = 0; fr < 4; fr++)
+		for (uint16_t p = 0; p < PPF; p++, n++) {
+			uint8_t pkt[TP_MAX];
+			struct tp_opts o = { .udp_dst = 5000, .vlan = -1 };
+			struct gi_udp_seq h = { .stream_id = 10, .packets_per_frame = PPF, .seq = seq++, .frame = fr,
+						.pkt_index = p, .payload_len = PAYLOAD };
+			uint32_t len = tp_build(pkt, &o, &h), cut = cuts[n % 4];
+			memcpy(seg0[n], pkt, cut);
+			memcpy(seg1[n], pkt + cut, len - cut);
+			gi_slot_addr(sl)[n] = (uint64_t)(uintptr_t)seg0[n];
+			gi_slot_len(sl, MAXB)[n] = len;
+			gi_slot_addr1(sl, MAXB)[n] = (uint64_t)(uintptr_t)seg1[n];
+			gi_slot_len0(sl, MAXB)[n] = cut;
+		}
+	/* one more whose cut falls inside the 32-byte sensor header */
+	{
+		uint8_t pkt[TP_MAX];
+		struct tp_opts o = { .udp_dst = 5000, .vlan = -1 };
+		struct gi_udp_seq h = { .stream_id = 10, .packets_per_frame = PPF, .seq = seq, .frame = 4,
+					.payload_len = PAYLOAD };
+		uint32_t len = tp_build(pkt, &o, &h);
+		memcpy(seg0[n], pkt, 60);
+		memcpy(seg1[n], pkt + 60, len - 60);
+		gi_slot_addr(sl)[n] = (uint64_t)(uintptr_t)seg0[n];
+		gi_slot_len(sl, MAXB)[n] = len;
+		gi_slot_addr1(sl, MAXB)[n] = (uint64_t)(uintptr_t)seg1[n];
+		gi_slot_len0(sl, MAXB)[n] = 60;
+		n++;
+	}
+	sl->n_pkts = n;
+	sl->port = 0;
+	gi_exec_slot_host(&f->ctx, &f->ctr, sl, MAXB, 1, f->now);
+	f->fed += n;
+
+	struct gi_stream_rt *st = &f->st[0];
+	assert_int_equal(st->c.frames[GI_FRAMES_COMPLETE], 4);
+	assert_int_equal(st->c.packets, 4 * PPF);
+	assert_int_equal(f->ctr.drops[GI_DROP_MALFORMED_TRUNCATED], 1);
+	for (uint64_t fr = 0; fr < 4; fr++)
+		check_frame(f, 0, fr, GI_FRAME_COMPLETE, PPF);
+	assert_int_equal(accounted(f), f->fed);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +480,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_wraparound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_and_no_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_accounting_identity_random, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_buffer_split, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,7 +26,7 @@ static void test_valid_roundtrip(void **state)
 	struct gi_l4 l4;
 	uint32_t len = tp_build(buf, &plain, &h);
 
-	assert_int_equal(gi_parse_l4(buf, len, &l4), GI_L4_OK);
+	assert_int_equal(gi_parse_l4(buf, len, len, &l4), GI_L4_OK);
 	assert_int_equal(l4.dst_port, 5000);
 	assert_int_equal(l4.src_port, 4000);
 	assert_int_equal(l4.vlan, 0xffff);
@@ -55,14 +55,14 @@ static void test_vlan_and_ip_options(void **state)
 	struct gi_l4 l4;
 	uint32_t len = tp_build(buf, &o, &h);
 
-	assert_int_equal(gi_parse_l4(buf, len, &l4), GI_L4_OK);
+	assert_int_equal(gi_parse_l4(buf, len, len, &l4), GI_L4_OK);
 	assert_int_equal(l4.vlan, 42);
 	assert_int_equal(l4.dst_port, 6000);
 	assert_int_equal(l4.payload_off, 14 + 4 + 32 + 8);
 	assert_int_equal(gi_udp_seq_parse(buf + l4.payload_off, l4.payload_len, &got), GI_UDP_SEQ_OK);
 
 	/* trailing Ethernet padding is not part of the datagram */
-	assert_int_equal(gi_parse_l4(buf, len + 20, &l4), GI_L4_OK);
+	assert_int_equal(gi_parse_l4(buf, len + 20, len + 20, &l4), GI_L4_OK);
 	assert_int_equal(l4.payload_len, GI_UDP_SEQ_HDR_LEN + 100);
 }
 
@@ -78,7 +78,7 @@ static void test_truncated_everywhere(void **state)
 	for (uint32_t cut = 0; cut < len; cut++) {
 		uint8_t *copy = malloc(cut ? cut : 1);
 		memcpy(copy, buf, cut);
-		enum gi_l4_status st = gi_parse_l4(copy, cut, &l4);
+		enum gi_l4_status st = gi_parse_l4(copy, cut, cut, &l4);
 		assert_int_equal(st, GI_L4_MALFORMED);
 		free(copy);
 	}
@@ -96,7 +96,7 @@ static void test_corrupt_headers(void **state)
 	uint32_t len = tp_build(buf, &plain, &h);
 	uint8_t *u = buf + 42;
 
-	assert_int_equal(gi_parse_l4(buf, len, &l4), GI_L4_OK);
+	assert_int_equal(gi_parse_l4(buf, len, len, &l4), GI_L4_OK);
 	u[0] ^= 0x01;
 	assert_int_equal(gi_udp_seq_parse(u, l4.payload_len, &got), GI_UDP_SEQ_BAD_MAGIC);
 	u[0] ^= 0x01;
@@ -125,35 +125,35 @@ static void test_l3_l4_corruption(void **state)
 	uint8_t *ip = buf + 14;
 
 	gi_put_be16(buf + 12, 0x86dd); /* IPv6: not ours */
-	assert_int_equal(gi_parse_l4(buf, len, &l4), GI_L4_NOT_UDP);
+	assert_int_equal(gi_parse_l4(buf, len, len, &l4), GI_L4_NOT_UDP);
 	gi_put_be16(buf + 12, 0x0806); /* ARP */
-	assert_int_equal(gi_parse_l4(buf, len, &l4), GI_L4_NOT_UDP);
+	assert_int_equal(gi_parse_l4(buf, len, len, &l4), GI_L4_NOT_UDP);
 	gi_put_be16(buf + 12, 0x0800);
 
 	ip[9] = 6; /* TCP */
-	assert_int_equal(gi_parse_l4(buf, len, &l4), GI_L4_NOT_UDP);
+	assert_int_equal(gi_parse_l4(buf, len, len, &l4), GI_L4_NOT_UDP);
 	ip[9] = 17;
 	ip[0] = 0x44; /* IHL 16 bytes */
-	assert_int_equal(gi_parse_l4(buf, len, &l4), GI_L4_MALFORMED);
+	assert_int_equal(gi_parse_l4(buf, len, len, &l4), GI_L4_MALFORMED);
 	ip[0] = 0x65; /* version 6 in an IPv4 ethertype */
-	assert_int_equal(gi_parse_l4(buf, len, &l4), GI_L4_MALFORMED);
+	assert_int_equal(gi_parse_l4(buf, len, len, &l4), GI_L4_MALFORMED);
 	ip[0] = 0x45;
 	uint16_t tot = gi_be16(ip + 2);
 	gi_put_be16(ip + 2, (uint16_t)(tot + 1)); /* longer than the frame */
-	assert_int_equal(gi_parse_l4(buf, len, &l4), GI_L4_MALFORMED);
+	assert_int_equal(gi_parse_l4(buf, len, len, &l4), GI_L4_MALFORMED);
 	gi_put_be16(ip + 2, tot);
 	gi_put_be16(ip + 6, 0x2000); /* more fragments */
-	assert_int_equal(gi_parse_l4(buf, len, &l4), GI_L4_MALFORMED);
+	assert_int_equal(gi_parse_l4(buf, len, len, &l4), GI_L4_MALFORMED);
 	gi_put_be16(ip + 6, 0x0001); /* fragment offset */
-	assert_int_equal(gi_parse_l4(buf, len, &l4), GI_L4_MALFORMED);
+	assert_int_equal(gi_parse_l4(buf, len, len, &l4), GI_L4_MALFORMED);
 	gi_put_be16(ip + 6, 0x4000); /* don't fragment is fine */
-	assert_int_equal(gi_parse_l4(buf, len, &l4), GI_L4_OK);
+	assert_int_equal(gi_parse_l4(buf, len, len, &l4), GI_L4_OK);
 	uint8_t *udp = ip + 20;
 	uint16_t ul = gi_be16(udp + 4);
 	gi_put_be16(udp + 4, (uint16_t)(ul + 1)); /* UDP longer than IP */
-	assert_int_equal(gi_parse_l4(buf, len, &l4), GI_L4_MALFORMED);
+	assert_int_equal(gi_parse_l4(buf, len, len, &l4), GI_L4_MALFORMED);
 	gi_put_be16(udp + 4, 7); /* shorter than its own header */
-	assert_int_equal(gi_parse_l4(buf, len, &l4), GI_L4_MALFORMED);
+	assert_int_equal(gi_parse_l4(buf, len, len, &l4), GI_L4_MALFORMED);
 }
 
 int main(void)
