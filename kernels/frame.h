@@ -16,6 +16,16 @@
  * frames are final: every frame below it is published or was skipped
  * (no packet of it ever arrived).
  *
+ * Frames assembled in GPU memory: the executor's ring (same layout, with
+ * payload) lives in device memory, and the shared-memory object is its
+ * metadata mirror: the same header and slot headers, `payload_in_device`
+ * set, no payload area (slot_stride covers header and bitmap only), and a
+ * CUDA IPC handle of the device ring.  A consumer opens the handle
+ * (cuIpcOpenMemHandle) and finds frame f's payload at
+ *     dev_base + gi_frame_dev_payload_off(hdr, f).
+ * The executor writes a slot's mirror before bumping the mirror's seq, so
+ * the seqlock protocol is the same for both kinds.
+ *
  * Writers: the executor only.  Readers: consumers (other processes), the
  * stats thread.
  */
@@ -53,7 +63,13 @@ struct gi_frame_ring_hdr {
 	uint32_t stream_index;
 	char stream_name[64];
 	uint64_t created_ns;      /* CLOCK_REALTIME at creation, tells two daemon runs apart */
-	uint8_t pad0[256 - 128];
+	/* GPU frame rings (payload_in_device = 1): where the payload really is */
+	uint32_t payload_in_device;
+	uint32_t dev_ordinal;     /* CUDA device ordinal of the daemon's context */
+	uint64_t dev_slot_stride; /* slot stride of the device ring */
+	uint64_t dev_ring_bytes;  /* size of the device allocation behind ipc_handle */
+	uint8_t ipc_handle[64];   /* CUipcMemHandle of the device ring (64 bytes by the CUDA ABI) */
+	uint8_t pad0[256 - 216];
 	/* written by the executor, read by consumers (own cache line) */
 	uint64_t next_frame;      /* frames < next_frame are final */
 	uint64_t first_frame;     /* first frame number this run saw */
@@ -63,6 +79,8 @@ struct gi_frame_ring_hdr {
 };
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, next_frame) == 256, "consumer-visible words start at 256");
 GI_STATIC_ASSERT(sizeof(struct gi_frame_ring_hdr) == 256 + GI_CACHE_LINE, "frame ring header ABI");
+GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, ipc_handle) == 152, "IPC handle record ABI");
+GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, ipc_handle) % 8 == 0, "IPC handle is 8-byte aligned");
 
 struct gi_frame_slot {
 	uint64_t seq;          /* seqlock word, see above */
@@ -98,6 +116,24 @@ GI_HD static inline uint64_t gi_frame_ring_bytes(uint32_t n_slots, uint32_t pack
 {
 	return GI_ALIGN_UP(sizeof(struct gi_frame_ring_hdr), 4096) +
 	       (uint64_t)n_slots * gi_frame_slot_stride(packets, payload_bytes);
+}
+
+/* A metadata-only mirror: slot header and bitmap, no payload. */
+GI_HD static inline uint64_t gi_frame_meta_stride(uint32_t packets)
+{
+	return gi_frame_payload_off(packets);
+}
+
+GI_HD static inline uint64_t gi_frame_mirror_bytes(uint32_t n_slots, uint32_t packets)
+{
+	return GI_ALIGN_UP(sizeof(struct gi_frame_ring_hdr), 4096) + (uint64_t)n_slots * gi_frame_meta_stride(packets);
+}
+
+/* Offset of frame f's payload inside the device ring a mirror describes. */
+GI_HD static inline uint64_t gi_frame_dev_payload_off(const struct gi_frame_ring_hdr *mirror, uint64_t frame)
+{
+	return GI_ALIGN_UP(sizeof(*mirror), 4096) + (frame % mirror->n_slots) * mirror->dev_slot_stride +
+	       mirror->payload_off;
 }
 
 GI_HD static inline struct gi_frame_slot *gi_frame_slot_at(struct gi_frame_ring_hdr *h, uint64_t frame)
@@ -136,6 +172,22 @@ static inline void gi_frame_ring_init(struct gi_frame_ring_hdr *h, uint32_t n_sl
 	for (unsigned i = 0; i + 1 < sizeof(h->stream_name) && name && name[i]; i++)
 		h->stream_name[i] = name[i];
 	h->created_ns = created_ns;
+}
+
+/*
+ * Host-only: turn `h` (initialised like a full ring) into the metadata
+ * mirror of a device ring of the same geometry.
+ */
+static inline void gi_frame_ring_make_mirror(struct gi_frame_ring_hdr *h, uint32_t dev_ordinal,
+					     const uint8_t ipc_handle[64], uint64_t dev_ring_bytes)
+{
+	h->dev_slot_stride = h->slot_stride;
+	h->slot_stride = gi_frame_meta_stride(h->packets_per_frame);
+	h->payload_in_device = 1;
+	h->dev_ordinal = dev_ordinal;
+	h->dev_ring_bytes = dev_ring_bytes;
+	for (int i = 0; i < 64; i++)
+		h->ipc_handle[i] = ipc_handle[i];
 }
 
 /*

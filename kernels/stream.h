@@ -84,7 +84,8 @@ struct gi_stream_rt {
 	uint32_t payload_bytes;   /* per packet */
 	uint32_t window;          /* frames open at once (reorder window), < ring n_slots */
 	uint64_t frame_timeout_ns;/* 0: frames only close by window or at shutdown */
-	struct gi_frame_ring_hdr *ring;
+	struct gi_frame_ring_hdr *ring;   /* where frames are assembled (executor address) */
+	struct gi_frame_ring_hdr *mirror; /* consumers' metadata copy when ring is in GPU memory, else NULL */
 
 	/* sequencing state */
 	uint32_t started;
@@ -150,6 +151,46 @@ GI_HD static inline int64_t gi_extend_delta32(uint64_t ref, uint32_t v)
 	return (int64_t)(int32_t)(v - (uint32_t)ref);
 }
 
+/*
+ * Mirror upkeep (GPU frame rings only; mirror == NULL on the host path).
+ * Writes only, so on the GPU they are posted PCIe stores into host memory.
+ */
+GI_HD static inline void gi_mirror_word(struct gi_stream_rt *st, uint64_t next_frame)
+{
+	if (st->mirror)
+		GI_STORE_RELEASE_U64(&st->mirror->next_frame, next_frame);
+}
+
+GI_HD static inline void gi_mirror_open(struct gi_stream_rt *st, uint64_t frame)
+{
+	if (!st->mirror)
+		return;
+	struct gi_frame_slot *m = gi_frame_slot_at(st->mirror, frame);
+	GI_STORE_RELAXED_U64(&m->seq, 2 * frame + 1);
+	GI_FENCE_RELEASE();
+}
+
+GI_HD static inline void gi_mirror_publish(struct gi_stream_rt *st, const struct gi_frame_slot *s)
+{
+	if (!st->mirror)
+		return;
+	struct gi_frame_slot *m = gi_frame_slot_at(st->mirror, s->frame);
+	const uint64_t *bm = (const uint64_t *)(s + 1);
+	uint64_t *mbm = gi_frame_bitmap(m);
+	m->frame = s->frame;
+	m->first_ts_ns = s->first_ts_ns;
+	m->first_rx_ns = s->first_rx_ns;
+	m->publish_ns = s->publish_ns;
+	m->expected = s->expected;
+	m->received = s->received;
+	m->state = s->state;
+	m->sensor_id = s->sensor_id;
+	for (uint32_t w = 0; w < st->ring->bitmap_words; w++)
+		mbm[w] = bm[w];
+	/* the payload (device ring) and this metadata before the even seq */
+	GI_STORE_RELEASE_U64(&m->seq, 2 * s->frame + 2);
+}
+
 /* Make frame f (all its slot metadata) final and visible to consumers. */
 GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_frame_slot *s, uint32_t state,
 					  uint64_t now)
@@ -161,6 +202,7 @@ GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_fra
 	s->state = received == s->expected ? (uint32_t)GI_FRAME_COMPLETE : state;
 	s->publish_ns = now;
 	GI_STORE_RELEASE_U64(&s->seq, 2 * s->frame + 2);
+	gi_mirror_publish(st, s);
 	GI_COUNTER_ADD(&st->c.frames[kind], 1);
 	GI_COUNTER_ADD(&st->c.lost, s->expected - received);
 	gi_hist_observe(&st->frame_latency, now > s->first_rx_ns ? now - s->first_rx_ns : 0);
@@ -185,6 +227,7 @@ GI_HD static inline void gi_stream_publish_ready(struct gi_stream_rt *st, uint64
 	if (f != st->next_pub) {
 		st->next_pub = f;
 		GI_STORE_RELEASE_U64(&st->ring->next_frame, f);
+		gi_mirror_word(st, f);
 	}
 }
 
@@ -213,6 +256,7 @@ GI_HD static inline void gi_stream_advance(struct gi_stream_rt *st, uint64_t new
 		GI_COUNTER_ADD(&st->c.lost, skipped * st->packets);
 	st->next_pub = new_next;
 	GI_STORE_RELEASE_U64(&st->ring->next_frame, new_next);
+	gi_mirror_word(st, new_next);
 	/* frames that completed while an older one held the head go out now */
 	gi_stream_publish_ready(st, now);
 }
@@ -227,6 +271,7 @@ GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_
 	 * (a release store alone would only order the writes before it) */
 	GI_STORE_RELAXED_U64(&s->seq, 2 * frame + 1);
 	GI_FENCE_RELEASE();
+	gi_mirror_open(st, frame);
 	s->frame = frame;
 	s->first_ts_ns = sender_ts;
 	s->first_rx_ns = now;
@@ -256,6 +301,11 @@ GI_HD static inline void gi_stream_start(struct gi_stream_rt *st, uint64_t frame
 	st->ring->first_frame = frame - back;
 	GI_STORE_RELEASE_U64(&st->ring->next_frame, frame - back);
 	GI_STORE_RELEASE_U32(&st->ring->started, 1); /* consumers read first_frame after acquiring this */
+	if (st->mirror) {
+		st->mirror->first_frame = frame - back;
+		GI_STORE_RELEASE_U64(&st->mirror->next_frame, frame - back);
+		GI_STORE_RELEASE_U32(&st->mirror->started, 1);
+	}
 }
 
 GI_HD static inline int gi_exec_drop(struct gi_exec_counters *ctr, enum gi_drop_reason r)
