@@ -31,6 +31,8 @@ cleanup() {
 trap cleanup EXIT
 
 # write_config FILE DEVICE STREAMS... ; STREAMS are "name:udp:packets:payload[:window]"
+# GI_BACKEND (host), GI_EXEC_MODE (persistent) and GI_POOL_KIND (host) select
+# the GPU path for tests/gpu/run_on_gpu.sh.
 write_config() {
   local file=$1 device=$2; shift 2
   {
@@ -41,14 +43,15 @@ eal:
 log:
   level: info
 executor:
-  backend: host
-  idle: adaptive
+  backend: ${GI_BACKEND:-host}
+  idle: adaptive${GI_EXEC_MODE:+
+  mode: $GI_EXEC_MODE}
 lcores:
   - id: 1
     idle: adaptive
 memory:
   - name: pool0
-    kind: host
+    kind: ${GI_POOL_KIND:-host}
     mbufs: 8192
     hugepages: false
 ports:
