@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "kernels/frame.h"
+#include "kernels/cuda_drv.h"
 #include "kernels/udp_seq.h"
 
 enum {
@@ -53,6 +54,10 @@ struct ring {
 	int fd;
 	size_t len;
 	struct gi_frame_ring_hdr *hdr;
+	/* frames in GPU memory: the daemon's device ring, opened through CUDA IPC */
+	struct gi_cuda_drv drv;
+	uint64_t dev_base;   /* CUdeviceptr of the device ring, 0 when payload is in shm */
+	uint8_t *staging;    /* one frame copied out of the device for checking */
 };
 
 struct tally {
@@ -171,12 +176,60 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
 static void ring_unmap(struct ring *r)
 {
+#ifdef GI_HAVE_CUDA_H
+	if (r->dev_base)
+		r->drv.ipc_close_mem_handle((CUdeviceptr)r->dev_base);
+#endif
+	r->dev_base = 0;
+	gi_cuda_drv_close(&r->drv);
+	free(r->staging);
+	r->staging = NULL;
 	if (r->hdr)
 		munmap(r->hdr, r->len);
 	if (r->fd >= 0)
 		close(r->fd);
 	r->hdr = NULL;
 	r->fd = -1;
+}
+
+/*
+ * The payload of this ring is in the daemon's GPU memory: open the CUDA IPC
+ * handle recorded in the header.  Needs the NVIDIA driver and the same GPU.
+ */
+static int ring_open_device(struct ring *r, const struct gi_frame_ring_hdr *h, char *why, size_t why_len)
+{
+	char err[200];
+	int rc = gi_cuda_drv_open(&r->drv, (int)h->dev_ordinal, err, sizeof(err));
+	if (rc < 0) {
+		snprintf(why, why_len, "frames are in GPU memory (device %u) and CUDA is unusable here: %s",
+			 h->dev_ordinal, err);
+		ring_unmap(r);
+		return rc;
+	}
+#ifdef GI_HAVE_CUDA_H
+	CUipcMemHandle handle;
+	CUdeviceptr base = 0;
+	memcpy(&handle, h->ipc_handle, sizeof(handle));
+	CUresult res = r->drv.ipc_open_mem_handle(&base, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+	if (res != CUDA_SUCCESS) {
+		snprintf(why, why_len, "cuIpcOpenMemHandle of the device frame ring failed: %s",
+			 gi_cuda_drv_strerror(&r->drv, (int)res, err, sizeof(err)));
+		ring_unmap(r);
+		return -EIO;
+	}
+	r->dev_base = (uint64_t)base;
+	r->staging = malloc(h->frame_bytes ? h->frame_bytes : 1);
+	if (!r->staging) {
+		snprintf(why, why_len, "out of memory for a %llu-byte frame", (unsigned long long)h->frame_bytes);
+		ring_unmap(r);
+		return -ENOMEM;
+	}
+	return 1;
+#else
+	snprintf(why, why_len, "frames are in GPU memory and this build has no CUDA headers");
+	ring_unmap(r);
+	return -ENOTSUP;
+#endif
 }
 
 /*
@@ -211,9 +264,11 @@ static int ring_try_open(struct ring *r, const char *name, char *why, size_t why
 		ring_unmap(r);
 		return -EPROTO;
 	}
+	uint64_t want_stride = h.payload_in_device ? gi_frame_meta_stride(h.packets_per_frame)
+						   : gi_frame_slot_stride(h.packets_per_frame, h.payload_bytes);
 	if (h.n_slots == 0 || h.packets_per_frame == 0 || h.packets_per_frame > GI_FRAME_MAX_PACKETS ||
-	    h.bitmap_words != gi_frame_bitmap_words(h.packets_per_frame) ||
-	    h.slot_stride != gi_frame_slot_stride(h.packets_per_frame, h.payload_bytes) ||
+	    h.bitmap_words != gi_frame_bitmap_words(h.packets_per_frame) || h.slot_stride != want_stride ||
+	    (h.payload_in_device && h.dev_slot_stride != gi_frame_slot_stride(h.packets_per_frame, h.payload_bytes)) ||
 	    h.payload_off != gi_frame_payload_off(h.packets_per_frame) ||
 	    h.frame_bytes != (uint64_t)h.packets_per_frame * h.payload_bytes) {
 		snprintf(why, why_len, "inconsistent header (n_slots %u, packets %u, payload %u)", h.n_slots,
@@ -221,7 +276,8 @@ static int ring_try_open(struct ring *r, const char *name, char *why, size_t why
 		ring_unmap(r);
 		return -EPROTO;
 	}
-	uint64_t need = gi_frame_ring_bytes(h.n_slots, h.packets_per_frame, h.payload_bytes);
+	uint64_t need = h.payload_in_device ? gi_frame_mirror_bytes(h.n_slots, h.packets_per_frame)
+					    : gi_frame_ring_bytes(h.n_slots, h.packets_per_frame, h.payload_bytes);
 	if ((uint64_t)sb.st_size < need) {
 		snprintf(why, why_len, "object is %lld bytes, its header needs %llu", (long long)sb.st_size,
 			 (unsigned long long)need);
@@ -237,13 +293,15 @@ static int ring_try_open(struct ring *r, const char *name, char *why, size_t why
 		ring_unmap(r);
 		return -e;
 	}
+	if (h.payload_in_device)
+		return ring_open_device(r, &h, why, why_len);
 	return 1;
 }
 
 static int ring_open(struct ring *r, const struct opts *o)
 {
 	double deadline = now_s() + o->wait_s;
-	char why[256] = "";
+	char why[512] = "";
 
 	for (;;) {
 		int rc = ring_try_open(r, o->shm, why, sizeof(why));
@@ -288,11 +346,15 @@ struct frame_check {
 	char problem[160];
 };
 
-/* Verify published frame f in place; the caller validates the seqlock afterwards. */
-static void check_frame(struct gi_frame_ring_hdr *h, struct gi_frame_slot *s, uint64_t f, struct frame_check *out)
+/*
+ * Verify published frame f — in place in shared memory, or copied out of the
+ * daemon's GPU memory — the caller validates the seqlock afterwards.
+ */
+static void check_frame(struct ring *r, struct gi_frame_slot *s, uint64_t f, struct frame_check *out)
 {
+	struct gi_frame_ring_hdr *h = r->hdr;
 	const uint64_t *bm = gi_frame_bitmap(s);
-	const uint8_t *payload = gi_frame_payload(h, s);
+	const uint8_t *payload = r->dev_base ? r->staging : gi_frame_payload(h, s);
 	uint32_t ppf = h->packets_per_frame, pb = h->payload_bytes;
 	uint32_t received = s->received, expected = s->expected, state = s->state;
 	uint64_t seed = gi_pattern_seed((uint16_t)s->sensor_id, (uint32_t)f);
@@ -300,6 +362,18 @@ static void check_frame(struct gi_frame_ring_hdr *h, struct gi_frame_slot *s, ui
 
 	memset(out, 0, sizeof(*out));
 	out->state = state;
+#ifdef GI_HAVE_CUDA_H
+	if (r->dev_base) {
+		CUresult res = r->drv.memcpy_dtoh(r->staging, (CUdeviceptr)(r->dev_base + gi_frame_dev_payload_off(h, f)),
+						  h->frame_bytes);
+		if (res != CUDA_SUCCESS) {
+			out->header_errors++;
+			snprintf(out->problem, sizeof(out->problem), "cuMemcpyDtoH of the frame failed (CUresult %d)",
+				 (int)res);
+			return;
+		}
+	}
+#endif
 	for (uint32_t w = 0; w < h->bitmap_words; w++) {
 		uint64_t v = bm[w];
 		if (w == h->bitmap_words - 1 && ppf % 64) {
@@ -416,7 +490,7 @@ static bool consume(struct ring *r, const struct opts *o, struct tally *t, doubl
 		uint64_t seq = GI_LOAD_ACQUIRE_U64(&s->seq);
 		if (seq == 2 * f + 2) {
 			struct frame_check fc;
-			check_frame(h, s, f, &fc);
+			check_frame(r, s, f, &fc);
 			__atomic_thread_fence(__ATOMIC_ACQUIRE);
 			if (GI_LOAD_RELAXED_U64(&s->seq) != seq) {
 				t->overruns++; /* reused while we read it: the result means nothing */
@@ -472,7 +546,7 @@ static void json_string(const char *s)
 int main(int argc, char **argv)
 {
 	struct opts o = { .wait_s = 10 };
-	struct ring r = { .fd = -1 };
+	static struct ring r = { .fd = -1 };
 	struct tally t = { 0 };
 	char name[64] = "";
 
