@@ -48,8 +48,21 @@ if [ ${#missing[@]} -gt 0 ]; then
     >/dev/null
 fi
 
+# The CUDA toolkit (nvcc) is not a Debian package here: when it is installed
+# at /usr/local/cuda, build the CUDA executor too (CI must), so a machine
+# with a GPU and one without build the same way.
+meson_opts=()
+if [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+if command -v nvcc >/dev/null; then
+  meson_opts+=(-Dcuda=enabled)
+fi
+
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  meson setup "$BUILD_DIR" >/dev/null
+  meson setup "$BUILD_DIR" "${meson_opts[@]}" >/dev/null
+elif [ ${#meson_opts[@]} -gt 0 ]; then
+  meson configure "$BUILD_DIR" "${meson_opts[@]}" >/dev/null
 fi
 ninja -C "$BUILD_DIR"
 

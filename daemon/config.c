@@ -51,6 +51,7 @@ enum {
 	GI_KEY_RELOAD = 1 << 1,  /* may change on reload without a restart */
 	GI_KEY_POW2 = 1 << 2,    /* GI_K_INT: power of two */
 	GI_KEY_ZERO_OK = 1 << 3, /* GI_K_INT: 0 is allowed besides [min, max] */
+	GI_KEY_PRESENCE = 1 << 4, /* GI_K_MAP: sets the bool at present_off when the map is given */
 };
 
 struct gi_enum_val {
@@ -75,6 +76,7 @@ struct gi_key {
 	const struct gi_enum_val *enums;
 	const struct gi_section *sub;
 	size_t count_off;
+	size_t present_off; /* GI_KEY_PRESENCE: offset of a bool, relative to the map's own base */
 	gi_check_fn check;
 };
 
@@ -99,6 +101,9 @@ static const struct gi_enum_val log_levels[] = {
 static const struct gi_enum_val backends[] = {
 	{ "auto", GI_BACKEND_AUTO }, { "host", GI_BACKEND_HOST }, { "cuda", GI_BACKEND_CUDA },
 	{ "gpudev", GI_BACKEND_GPUDEV }, { NULL, 0 },
+};
+static const struct gi_enum_val exec_modes[] = {
+	{ "persistent", GI_EXEC_PERSISTENT }, { "launch", GI_EXEC_LAUNCH }, { NULL, 0 },
 };
 static const struct gi_enum_val idle_policies[] = {
 	{ "busy", GI_IDLE_BUSY }, { "adaptive", GI_IDLE_ADAPTIVE }, { NULL, 0 },
@@ -205,6 +210,10 @@ static int check_listen(const char *s, char *msg, size_t len)
 #define K_NAME(n, st, f, fl) \
 	{ .name = n, .type = GI_K_NAME, .flags = fl, .off = offsetof(st, f), .size = FSIZE(st, f) }
 #define K_MAP(n, o, s) { .name = n, .type = GI_K_MAP, .off = o, .sub = s }
+/* an optional map whose mere presence means something (the queue's split:) */
+#define K_OPT_MAP(n, st, f, sub_st, flag, s)                                                   \
+	{ .name = n, .type = GI_K_MAP, .flags = GI_KEY_PRESENCE, .off = offsetof(st, f), .sub = s, \
+	  .present_off = offsetof(sub_st, flag) }
 #define K_LIST(n, st, f, cnt, lo, hi, s, fl)                                                                 \
 	{ .name = n, .type = GI_K_LIST, .flags = fl, .off = offsetof(st, f), .size = sizeof(((st *)0)->f[0]), \
 	  .min = lo, .max = hi, .count_off = offsetof(st, cnt), .sub = s }
@@ -224,6 +233,8 @@ static const struct gi_key log_keys[] = {
 };
 static const struct gi_key executor_keys[] = {
 	K_ENUM("backend", struct gi_cfg_executor, backend, backends, GI_BACKEND_AUTO, 0),
+	K_ENUM("mode", struct gi_cfg_executor, mode, exec_modes, GI_EXEC_PERSISTENT, 0),
+	K_INT("device", struct gi_cfg_executor, device, 0, 63, 0, 0),
 	K_ENUM("idle", struct gi_cfg_executor, idle, idle_policies, GI_IDLE_ADAPTIVE, 0),
 	K_INT("cpu", struct gi_cfg_executor, cpu, -1, 1023, -1, 0),
 	K_END,
@@ -248,12 +259,19 @@ static const struct gi_key batch_keys[] = {
 	K_END,
 };
 static const struct gi_section batch_sec = { batch_keys, 0 };
+static const struct gi_key split_keys[] = {
+	K_INT("header_bytes", struct gi_cfg_split, header_bytes, 64, 1024, 128, 0),
+	K_NAME("header_mempool", struct gi_cfg_split, header_mempool, REQ),
+	K_END,
+};
+static const struct gi_section split_sec = { split_keys, 0 };
 static const struct gi_key queue_keys[] = {
 	K_INT("lcore", struct gi_cfg_queue, lcore, 0, GI_MAX_LCORES - 1, -1, REQ),
 	K_NAME("mempool", struct gi_cfg_queue, mempool, REQ),
 	K_INT("descriptors", struct gi_cfg_queue, descriptors, 64, 32768, 1024, 0),
 	K_INT("ring_slots", struct gi_cfg_queue, ring_slots, 2, 65536, 256, GI_KEY_POW2),
 	K_MAP("batch", offsetof(struct gi_cfg_queue, batch), &batch_sec),
+	K_OPT_MAP("split", struct gi_cfg_queue, split, struct gi_cfg_split, enabled, &split_sec),
 	K_END,
 };
 static const struct gi_section queue_sec = { queue_keys, offsetof(struct gi_cfg_queue, line) };
@@ -263,6 +281,8 @@ static const struct gi_key port_keys[] = {
 	K_STR("devargs", struct gi_cfg_port, devargs, "", NULL, 0),
 	K_INT("mtu", struct gi_cfg_port, mtu, 68, 9600, 1500, 0),
 	K_BOOL("promiscuous", struct gi_cfg_port, promiscuous, true, 0),
+	K_BOOL("flow_isolation", struct gi_cfg_port, flow_isolation, false, 0),
+	K_BOOL("flow_steering", struct gi_cfg_port, flow_steering, true, 0),
 	K_LIST("rx_queues", struct gi_cfg_port, queues, n_queues, 1, GI_MAX_QUEUES, &queue_sec, REQ),
 	K_END,
 };
@@ -287,6 +307,7 @@ static const struct gi_key stream_keys[] = {
 	K_NAME("name", struct gi_cfg_stream, name, REQ),
 	K_NAME("port", struct gi_cfg_stream, port, REQ),
 	{ .name = "match", .type = GI_K_MAP, .flags = REQ, .sub = &match_sec },
+	K_INT("queue", struct gi_cfg_stream, queue, 0, GI_MAX_QUEUES - 1, 0, 0),
 	K_ENUM("format", struct gi_cfg_stream, format, formats, GI_FORMAT_UDP_SEQ, 0),
 	{ .name = "frame", .type = GI_K_MAP, .flags = REQ, .sub = &frame_sec },
 	K_MAP("ring", 0, &ring_sec),
@@ -618,8 +639,11 @@ static void parse_value(struct gi_ctx *c, yaml_node_t *n, const struct gi_key *k
 			       allowed(k, al, sizeof(al)));
 		return;
 	}
-	if (want_map && n->type == YAML_MAPPING_NODE)
+	if (want_map && n->type == YAML_MAPPING_NODE) {
+		if (k->flags & GI_KEY_PRESENCE)
+			*(bool *)(base + k->off + k->present_off) = true;
 		parse_map(c, n, k->sub, base + k->off, path);
+	}
 	else if (want_seq && n->type == YAML_SEQUENCE_NODE)
 		parse_list(c, n, k, base, path);
 	else if (!want_map && !want_seq && n->type == YAML_SCALAR_NODE)
@@ -765,6 +789,31 @@ static int find_name(const char *first, size_t stride, uint32_t count, const cha
 	return -1;
 }
 
+/* The header pool of a split queue: defined, and readable by the CPU that parses segment 0. */
+static void check_split(struct gi_ctx *c, struct gi_config *cfg, uint32_t p, uint32_t q)
+{
+	struct gi_cfg_split *sp = &cfg->ports[p].queues[q].split;
+	char path[GI_PATH_BUF], names[GI_PATH_MAX];
+
+	sp->header_pool_index = -1;
+	if (!sp->enabled || !sp->header_mempool[0])
+		return; /* a missing header_mempool is reported by the walker */
+	fmt_path(path, sizeof(path), "ports[%u].rx_queues[%u].split.header_mempool", p, q);
+	sp->header_pool_index = find_name(cfg->pools[0].name, sizeof(cfg->pools[0]), cfg->n_pools, sp->header_mempool);
+	if (sp->header_pool_index < 0) {
+		if (cfg->n_pools)
+			err_at(c, mark_of(node_at(c, "%s", path)), path, "no memory pool named '%s' (defined: %s)",
+			       sp->header_mempool,
+			       list_names(cfg->pools[0].name, sizeof(cfg->pools[0]), cfg->n_pools, names, sizeof(names)));
+		return;
+	}
+	if (cfg->pools[sp->header_pool_index].kind == GI_MEM_DEVICE)
+		err_at(c, mark_of(node_at(c, "%s", path)), path,
+		       "memory pool '%s' is of kind device, but the CPU parses headers from segment 0 (allowed: a pool of "
+		       "kind host or host_pinned)",
+		       sp->header_mempool);
+}
+
 static void check_ports(struct gi_ctx *c, struct gi_config *cfg)
 {
 	char path[GI_PATH_BUF], names[GI_PATH_MAX];
@@ -786,30 +835,55 @@ static void check_ports(struct gi_ctx *c, struct gi_config *cfg)
 				err_at(c, mark_of(node_at(c, "%s", path)), path,
 				       "lcore %u is eal.main_lcore (allowed: any other lcore; the main lcore runs the control loop)",
 				       rxq->lcore);
+			check_split(c, cfg, p, q);
+		}
+		if (port->flow_isolation && !port->flow_steering) {
+			fmt_path(path, sizeof(path), "ports[%u].flow_isolation", p);
+			err_at(c, mark_of(node_at(c, "%s", path)), path,
+			       "isolation with flow_steering: false would drop every packet: isolated mode only delivers "
+			       "what an rte_flow rule matches (allowed: false, or set flow_steering: true)");
 		}
 	}
 }
 
-/* An explicit buf_size must hold headroom + frame of the largest MTU using the pool; one line per pool. */
+/*
+ * An explicit buf_size must hold headroom + frame of the largest MTU using
+ * the pool, and headroom + header_bytes of every split queue taking its
+ * header segment from it; one line per pool, naming the largest need.
+ */
 static void check_pools(struct gi_ctx *c, const struct gi_config *cfg)
 {
 	for (uint32_t i = 0; i < cfg->n_pools; i++) {
 		const struct gi_cfg_port *worst = NULL;
+		uint32_t hdr_need = 0, hdr_port = 0, hdr_queue = 0;
 
 		for (uint32_t p = 0; p < cfg->n_ports; p++)
-			for (uint32_t q = 0; q < cfg->ports[p].n_queues; q++)
-				if (cfg->ports[p].queues[q].pool_index == (int)i && (!worst || cfg->ports[p].mtu > worst->mtu))
+			for (uint32_t q = 0; q < cfg->ports[p].n_queues; q++) {
+				const struct gi_cfg_queue *rxq = &cfg->ports[p].queues[q];
+				if (rxq->pool_index == (int)i && (!worst || cfg->ports[p].mtu > worst->mtu))
 					worst = &cfg->ports[p];
-		if (!worst || !cfg->pools[i].buf_size)
+				if (rxq->split.enabled && rxq->split.header_pool_index == (int)i &&
+				    GI_MBUF_HEADROOM + rxq->split.header_bytes > hdr_need) {
+					hdr_need = GI_MBUF_HEADROOM + rxq->split.header_bytes;
+					hdr_port = p;
+					hdr_queue = q;
+				}
+			}
+		if (!cfg->pools[i].buf_size)
 			continue;
-		uint32_t need = GI_MBUF_HEADROOM + worst->mtu + GI_ETH_OVERHEAD;
-		if (cfg->pools[i].buf_size < need) {
-			char path[GI_PATH_BUF];
-			fmt_path(path, sizeof(path), "memory[%u].buf_size", i);
+		uint32_t need = worst ? GI_MBUF_HEADROOM + worst->mtu + GI_ETH_OVERHEAD : 0;
+		char path[GI_PATH_BUF];
+		fmt_path(path, sizeof(path), "memory[%u].buf_size", i);
+		if (cfg->pools[i].buf_size < need && need >= hdr_need)
 			err_at(c, mark_of(node_at(c, "%s", path)), path,
 			       "%u is too small for port %s (mtu %u): needs at least %u (%d headroom + mtu + %d)",
 			       cfg->pools[i].buf_size, worst->name, worst->mtu, need, GI_MBUF_HEADROOM, GI_ETH_OVERHEAD);
-		}
+		else if (cfg->pools[i].buf_size < hdr_need)
+			err_at(c, mark_of(node_at(c, "%s", path)), path,
+			       "%u is too small for the header segment of port %s queue %u: needs at least %u "
+			       "(%d headroom + split.header_bytes %u)",
+			       cfg->pools[i].buf_size, cfg->ports[hdr_port].name, hdr_queue, hdr_need, GI_MBUF_HEADROOM,
+			       cfg->ports[hdr_port].queues[hdr_queue].split.header_bytes);
 	}
 }
 
@@ -879,12 +953,55 @@ static void check_streams(struct gi_ctx *c, struct gi_config *cfg)
 			       (int)cfg->ports[s->port_index].mtu - GI_IPV4_UDP_HDR_LEN - (int)GI_UDP_SEQ_HDR_LEN,
 			       GI_UDP_SEQ_HDR_LEN);
 		}
+		if (s->port_index >= 0 && s->queue >= cfg->ports[s->port_index].n_queues) {
+			fmt_path(path, sizeof(path), "streams[%u].queue", i);
+			err_at(c, mark_of(node_at(c, "%s", path)), path,
+			       "stream %s: %u is not an rx queue of port %s, which has %u (allowed: 0..%u)", s->name, s->queue,
+			       s->port, cfg->ports[s->port_index].n_queues, cfg->ports[s->port_index].n_queues - 1);
+		}
 		if (s->reorder_window >= s->ring_slots) {
 			fmt_path(path, sizeof(path), "streams[%u].reorder_window", i);
 			err_at(c, mark_of(node_at(c, "%s", path)), path,
 			       "%u must be less than ring.slots (allowed: 1..%u)", s->reorder_window, s->ring_slots - 1);
 		}
 	}
+}
+
+/*
+ * Every stream's headers must lie in segment 0 of every split queue of its
+ * port (without steering, or with RSS, a stream may arrive on any of them):
+ * the CPU and the kernels parse headers from segment 0 only.  One line per
+ * queue, naming the first stream that does not fit.
+ */
+static void check_split_headers(struct gi_ctx *c, const struct gi_config *cfg)
+{
+	for (uint32_t p = 0; p < cfg->n_ports; p++)
+		for (uint32_t q = 0; q < cfg->ports[p].n_queues; q++) {
+			const struct gi_cfg_split *sp = &cfg->ports[p].queues[q].split;
+			const struct gi_cfg_stream *first = NULL;
+			unsigned more = 0;
+
+			if (!sp->enabled || sp->header_bytes >= GI_SPLIT_MIN_HEADER_BYTES)
+				continue;
+			for (uint32_t i = 0; i < cfg->n_streams; i++)
+				if (cfg->streams[i].port_index == (int)p) {
+					if (first)
+						more++;
+					else
+						first = &cfg->streams[i];
+				}
+			if (!first)
+				continue;
+			char path[GI_PATH_BUF], others[64] = "";
+			if (more)
+				snprintf(others, sizeof(others), " (and %u more stream%s)", more, more == 1 ? "" : "s");
+			fmt_path(path, sizeof(path), "ports[%u].rx_queues[%u].split.header_bytes", p, q);
+			err_at(c, mark_of(node_at(c, "%s", path)), path,
+			       "%u bytes cannot hold the headers of stream %s%s on queue %u: needs at least %u "
+			       "(14 Ethernet + 4 VLAN + 20 IPv4 + 8 UDP + %u udp_seq; allowed: %u..1024)",
+			       sp->header_bytes, first->name, others, q, GI_SPLIT_MIN_HEADER_BYTES, GI_UDP_SEQ_HDR_LEN,
+			       GI_SPLIT_MIN_HEADER_BYTES);
+		}
 }
 
 /* 0000:03:00.0 or 03:00.0 */
@@ -913,6 +1030,7 @@ static void cross_check(struct gi_ctx *c, struct gi_config *cfg)
 	check_pools(c, cfg);
 	check_lcores(c, cfg);
 	check_streams(c, cfg);
+	check_split_headers(c, cfg);
 }
 
 /* ---- entry points ---- */

@@ -46,12 +46,29 @@ struct gi_cfg_batch {
 	uint32_t timeout_us;       /* [1, 1000000], default 100 */
 };
 
+/*
+ * Header/data buffer split of one rx queue (RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT):
+ * the NIC writes the first header_bytes of each packet into a host-visible
+ * mbuf from header_mempool (the CPU parses it) and the rest into one from
+ * the queue's mempool (GPU memory, never read by the CPU).
+ */
+struct gi_cfg_split {
+	bool enabled;                     /* the split: map is present */
+	uint32_t header_bytes;            /* segment 0 length [64, 1024], default 128 */
+	char header_mempool[GI_NAME_MAX]; /* pool of kind host or host_pinned, required */
+	int header_pool_index;            /* resolved by the cross-check, -1 without split */
+};
+
+/* Ethernet + one VLAN tag + IPv4 + UDP + udp_seq: what segment 0 must hold. */
+#define GI_SPLIT_MIN_HEADER_BYTES (14u + 4u + 20u + 8u + GI_UDP_SEQ_HDR_LEN)
+
 struct gi_cfg_queue {
 	uint32_t lcore;            /* EAL lcore id running this queue */
-	char mempool[GI_NAME_MAX]; /* name of a memory pool */
+	char mempool[GI_NAME_MAX]; /* name of a memory pool (the payload pool with split) */
 	struct gi_cfg_batch batch;
 	uint32_t ring_slots;       /* batch ring size, power of two [2, 65536], default 256 */
 	uint32_t descriptors;      /* rx descriptors [64, 32768], default 1024 */
+	struct gi_cfg_split split; /* split:, optional */
 	int pool_index;            /* resolved by the cross-check */
 	int line;
 };
@@ -63,6 +80,8 @@ struct gi_cfg_port {
 	bool is_pci;                 /* derived from `device` */
 	uint32_t mtu;                /* [68, 9600], default 1500 */
 	bool promiscuous;            /* default true */
+	bool flow_isolation;         /* rte_flow_isolate: only packets our rules match, default false */
+	bool flow_steering;          /* one rte_flow rule per stream → its queue, default true */
 	uint32_t n_queues;
 	struct gi_cfg_queue queues[GI_MAX_QUEUES];
 	int line;
@@ -73,6 +92,7 @@ struct gi_cfg_stream {
 	char port[GI_NAME_MAX];
 	int port_index;              /* resolved by the cross-check */
 	uint16_t udp_dst_port;       /* match.udp_dst_port, [1, 65535], required */
+	uint32_t queue;              /* rx queue of the port its rte_flow rule steers to, default 0 */
 	enum gi_format format;       /* udp_seq */
 	uint32_t frame_packets;      /* frame.packets [1, 65535], required */
 	uint32_t payload_bytes;      /* frame.payload_bytes [1, 9000], required */
@@ -97,6 +117,8 @@ struct gi_cfg_stats {
 
 struct gi_cfg_executor {
 	enum gi_backend backend;     /* auto | host | cuda | gpudev, default auto */
+	enum gi_exec_mode mode;      /* persistent | launch (GPU backends), default persistent */
+	int device;                  /* CUDA device ordinal [0, 63], default 0 */
 	enum gi_idle_policy idle;    /* default adaptive */
 	int cpu;                     /* -1 = not pinned (default) */
 };

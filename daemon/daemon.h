@@ -14,7 +14,9 @@
 
 #include "config.h"
 #include "http.h"
+#include "kernels/cuda_drv.h"
 #include "kernels/executor.h"
+#include "pmd_glue/mem.h"
 #include "pmd_glue/pool.h"
 #include "pmd_glue/port.h"
 #include "pmd_glue/rx.h"
@@ -26,6 +28,10 @@ struct gi_daemon {
 	volatile int quit;            /* read by rx lcores */
 
 	bool eal_up;
+	/* GPU backend and memory providers, resolved once after EAL init */
+	bool mem_up;
+	struct gi_cuda_drv cuda;      /* open only when the backend is cuda */
+	struct gi_mem_choice mem;     /* never copied: regions point into it */
 	uint32_t n_pools;
 	struct gi_pool pools[GI_MAX_POOLS];
 	uint32_t n_ports;
@@ -34,6 +40,8 @@ struct gi_daemon {
 
 	/* streams: frame rings and the executor's view of them */
 	struct gi_shm shm[GI_MAX_STREAMS];
+	struct gi_mem_region shm_reg[GI_MAX_STREAMS];  /* shm registered for the GPU (GPU backends) */
+	struct gi_mem_region dev_ring[GI_MAX_STREAMS]; /* frames in GPU memory (backend cuda) */
 	struct gi_stream_rt *streams;
 	uint16_t *stream_map;
 	struct gi_exec_ctx exec_ctx;
@@ -44,6 +52,7 @@ struct gi_daemon {
 	const char **rxq_port_name;
 	uint32_t *rxq_lcore;
 	struct gi_batch_ring **rings;
+	struct gi_mem_region *ring_mem;
 	uint32_t n_lcores;
 	struct gi_rx_lcore *lcores;
 	bool lcores_launched;

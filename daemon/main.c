@@ -163,13 +163,19 @@ static uint32_t pool_data_room(const struct gi_config *c, uint32_t pool)
 {
 	if (c->pools[pool].buf_size)
 		return c->pools[pool].buf_size;
-	uint32_t mtu = 0;
+	uint32_t mtu = 0, header_bytes = 0;
 	for (uint32_t p = 0; p < c->n_ports; p++)
-		for (uint32_t q = 0; q < c->ports[p].n_queues; q++)
-			if (c->ports[p].queues[q].pool_index == (int)pool)
+		for (uint32_t q = 0; q < c->ports[p].n_queues; q++) {
+			const struct gi_cfg_queue *cq = &c->ports[p].queues[q];
+			if (cq->pool_index == (int)pool)
 				mtu = GI_MAX(mtu, c->ports[p].mtu);
-	/* headroom + Ethernet header + two VLAN tags + FCS room, cache-line rounded */
-	return (uint32_t)GI_ALIGN_UP(RTE_PKTMBUF_HEADROOM + mtu + 14 + 8 + 4, 64);
+			if (cq->split.enabled && cq->split.header_pool_index == (int)pool)
+				header_bytes = GI_MAX(header_bytes, cq->split.header_bytes);
+		}
+	/* headroom + Ethernet header + two VLAN tags + FCS room for packet pools,
+	 * headroom + header_bytes for header pools; cache-line rounded */
+	uint32_t room = mtu ? RTE_PKTMBUF_HEADROOM + mtu + 14 + 8 + 4 : 0;
+	return (uint32_t)GI_ALIGN_UP(GI_MAX(room, RTE_PKTMBUF_HEADROOM + header_bytes), 64);
 }
 
 static int pools_and_ports_start(struct gi_daemon *d)
@@ -182,6 +188,19 @@ static int pools_and_ports_start(struct gi_daemon *d)
 		if (rc < 0)
 			return rc;
 	}
+	/* the backend decides where memory comes from: resolve it once, here */
+	notify("STATUS=probing GPU backends");
+	rc = gi_mem_setup(c->executor.backend, c->executor.device, &d->cuda, &d->mem);
+	if (rc < 0)
+		return rc;
+	d->mem_up = true;
+	d->backend = gi_backend_name(d->mem.backend); /* gi_mem_setup() logged the choice and why */
+	char err[512];
+	for (uint32_t i = 0; i < c->n_pools; i++)
+		if (!gi_mem_choice_provider(&d->mem, c->pools[i].kind, c->pools[i].name, err, sizeof(err))) {
+			gi_log(GI_LOG_ERR, "%s", err);
+			return -ENODEV;
+		}
 	notify("STATUS=creating memory pools");
 	for (uint32_t i = 0; i < c->n_pools; i++) {
 		struct gi_pool_conf pc = {
@@ -194,6 +213,8 @@ static int pools_and_ports_start(struct gi_daemon *d)
 			.socket = (int)rte_socket_id(),
 			.n_ports = c->n_ports,
 			.ports = d->port_ids,
+			.provider = gi_mem_choice_provider(&d->mem, c->pools[i].kind, c->pools[i].name, err,
+							   sizeof(err)),
 		};
 		rc = gi_pool_create(&d->pools[i], &pc);
 		if (rc < 0)
@@ -203,16 +224,33 @@ static int pools_and_ports_start(struct gi_daemon *d)
 	notify("STATUS=starting ports");
 	for (uint32_t p = 0; p < c->n_ports; p++) {
 		const struct gi_cfg_port *cp = &c->ports[p];
+		/* one rte_flow rule per stream of this port; only read during setup */
+		static struct gi_flow_rule rules[GI_MAX_STREAMS];
+		unsigned n_rules = 0;
+		for (uint32_t i = 0; i < c->n_streams; i++)
+			if (c->streams[i].port_index == (int)p)
+				rules[n_rules++] = (struct gi_flow_rule){ .udp_dst_port = c->streams[i].udp_dst_port,
+									 .queue = (uint16_t)c->streams[i].queue,
+									 .stream = c->streams[i].name };
 		struct gi_port_conf pc = {
 			.name = cp->name,
 			.device = cp->device,
 			.mtu = cp->mtu,
 			.promiscuous = cp->promiscuous,
 			.n_queues = (uint16_t)cp->n_queues,
+			.flow_isolation = cp->flow_isolation,
+			.flow_steering = cp->flow_steering,
+			.rules = rules,
+			.n_rules = n_rules,
 		};
 		for (uint32_t q = 0; q < cp->n_queues; q++) {
-			pc.descriptors[q] = (uint16_t)cp->queues[q].descriptors;
-			pc.pools[q] = d->pools[cp->queues[q].pool_index].mp;
+			const struct gi_cfg_queue *cq = &cp->queues[q];
+			pc.descriptors[q] = (uint16_t)cq->descriptors;
+			pc.pools[q] = d->pools[cq->pool_index].mp;
+			if (cq->split.enabled) {
+				pc.split[q].header_pool = d->pools[cq->split.header_pool_index].mp;
+				pc.split[q].header_bytes = (uint16_t)cq->split.header_bytes;
+			}
 		}
 		rc = gi_port_setup(&d->ports[p], d->port_ids[p], &pc);
 		if (rc < 0)
@@ -223,6 +261,72 @@ static int pools_and_ports_start(struct gi_daemon *d)
 }
 
 /* ---- streams: frame rings and the executor's lookup table ------------- */
+
+/*
+ * Where stream i's frames are assembled.  host and gpudev backends: in the
+ * shared-memory ring consumers map (registered for the GPU on gpudev).
+ * cuda: in GPU memory; the shared-memory object becomes its metadata mirror
+ * and carries the CUDA IPC handle consumers open (kernels/frame.h).
+ */
+static int frame_ring_start(struct gi_daemon *d, uint32_t i, uint64_t created_ns)
+{
+	const struct gi_cfg_stream *cs = &d->cfg.streams[i];
+	struct gi_stream_rt *st = &d->streams[i];
+	bool in_device = d->mem.backend == GI_BACKEND_CUDA;
+	uint64_t full = gi_frame_ring_bytes(cs->ring_slots, cs->frame_packets, cs->payload_bytes);
+	uint64_t len = in_device ? gi_frame_mirror_bytes(cs->ring_slots, cs->frame_packets) : full;
+	char err[512];
+	int rc;
+
+	rc = gi_shm_create(&d->shm[i], cs->shm, len, 0640);
+	if (rc < 0)
+		return rc;
+	struct gi_frame_ring_hdr *h = d->shm[i].va;
+	gi_frame_ring_init(h, cs->ring_slots, cs->frame_packets, cs->payload_bytes, cs->format, i, cs->name,
+			   created_ns);
+	rc = gi_mem_register_shared(&d->mem, h, GI_ALIGN_UP(len, 4096), &d->shm_reg[i], err, sizeof(err));
+	if (rc < 0) {
+		gi_log(GI_LOG_ERR, "stream %s: frame ring %s: %s", cs->name, cs->shm, err);
+		return rc;
+	}
+	/* host addresses: an executor that runs elsewhere maps them itself */
+	st->ring = h;
+	st->mirror = NULL;
+	if (!in_device)
+		return 0;
+#ifdef GI_HAVE_CUDA_H
+	const struct gi_mem_provider *dev = gi_mem_choice_provider(&d->mem, GI_MEM_DEVICE, cs->name, err, sizeof(err));
+	if (!dev) {
+		gi_log(GI_LOG_ERR, "%s", err);
+		return -ENODEV;
+	}
+	rc = dev->alloc(dev, full, 64 * 1024, false, &d->dev_ring[i], err, sizeof(err));
+	if (rc < 0) {
+		gi_log(GI_LOG_ERR, "stream %s: frame ring of %llu bytes in GPU memory: %s", cs->name,
+		       (unsigned long long)full, err);
+		return rc;
+	}
+	CUdeviceptr base = (CUdeviceptr)(uintptr_t)d->dev_ring[i].va;
+	CUipcMemHandle ipc;
+	CUresult res = d->cuda.memset_d8(base, 0, full);
+	if (res == CUDA_SUCCESS) /* the device ring's header: full geometry, as initialised above */
+		res = d->cuda.memcpy_htod(base, h, sizeof(*h));
+	if (res == CUDA_SUCCESS)
+		res = d->cuda.ipc_get_mem_handle(&ipc, base);
+	if (res != CUDA_SUCCESS) {
+		gi_log(GI_LOG_ERR, "stream %s: preparing the GPU frame ring failed: %s", cs->name,
+		       gi_cuda_drv_strerror(&d->cuda, (int)res, err, sizeof(err)));
+		return -EIO;
+	}
+	gi_frame_ring_make_mirror(h, (uint32_t)d->cfg.executor.device, (const uint8_t *)&ipc, full);
+	st->mirror = h;
+	st->ring = (struct gi_frame_ring_hdr *)(uintptr_t)base; /* a device address: the executor uses it as is */
+	return 0;
+#else
+	gi_log(GI_LOG_ERR, "stream %s: frames in GPU memory need a build with CUDA headers", cs->name);
+	return -ENOTSUP;
+#endif
+}
 
 static int streams_start(struct gi_daemon *d)
 {
@@ -243,21 +347,18 @@ static int streams_start(struct gi_daemon *d)
 	for (uint32_t i = 0; i < c->n_streams; i++) {
 		const struct gi_cfg_stream *cs = &c->streams[i];
 		struct gi_stream_rt *st = &d->streams[i];
-		size_t len = gi_frame_ring_bytes(cs->ring_slots, cs->frame_packets, cs->payload_bytes);
-		int rc = gi_shm_create(&d->shm[i], cs->shm, len, 0640);
+		int rc = frame_ring_start(d, i, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
 		if (rc < 0)
 			return rc;
-		gi_frame_ring_init(d->shm[i].va, cs->ring_slots, cs->frame_packets, cs->payload_bytes, cs->format, i,
-				   cs->name, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
 		st->format = cs->format;
 		st->packets = cs->frame_packets;
 		st->payload_bytes = cs->payload_bytes;
 		st->window = cs->reorder_window;
 		st->frame_timeout_ns = (uint64_t)cs->frame_timeout_ms * 1000000u;
-		st->ring = d->shm[i].va;
 		d->stream_map[(size_t)cs->port_index * 65536u + cs->udp_dst_port] = (uint16_t)i;
-		gi_log(GI_LOG_INFO, "stream %s: port %s udp %u, %u x %u-byte packets per frame, %u slots in %s", cs->name,
-		       cs->port, cs->udp_dst_port, cs->frame_packets, cs->payload_bytes, cs->ring_slots, cs->shm);
+		gi_log(GI_LOG_INFO, "stream %s: port %s queue %u udp %u, %u x %u-byte packets per frame, %u slots in %s%s",
+		       cs->name, cs->port, cs->queue, cs->udp_dst_port, cs->frame_packets, cs->payload_bytes,
+		       cs->ring_slots, cs->shm, st->mirror ? " (frames in GPU memory, CUDA IPC)" : "");
 	}
 	d->exec_ctx.n_streams = c->n_streams;
 	d->exec_ctx.n_ports = c->n_ports;
@@ -277,9 +378,10 @@ static int rings_start(struct gi_daemon *d)
 		n += c->ports[p].n_queues;
 	d->rxq = aligned_alloc(64, GI_ALIGN_UP(n * sizeof(*d->rxq), 64));
 	d->rings = calloc(n, sizeof(*d->rings));
+	d->ring_mem = calloc(n, sizeof(*d->ring_mem));
 	d->rxq_port_name = calloc(n, sizeof(*d->rxq_port_name));
 	d->rxq_lcore = calloc(n, sizeof(*d->rxq_lcore));
-	if (!d->rxq || !d->rings || !d->rxq_port_name || !d->rxq_lcore) {
+	if (!d->rxq || !d->rings || !d->ring_mem || !d->rxq_port_name || !d->rxq_lcore) {
 		gi_log(GI_LOG_ERR, "batch rings: out of memory");
 		return -ENOMEM;
 	}
@@ -287,22 +389,35 @@ static int rings_start(struct gi_daemon *d)
 	for (uint32_t p = 0; p < c->n_ports; p++)
 		for (uint32_t q = 0; q < c->ports[p].n_queues; q++) {
 			const struct gi_cfg_queue *cq = &c->ports[p].queues[q];
-			uint64_t bytes = gi_ring_bytes(cq->ring_slots, cq->batch.max_packets, 0);
-			void *mem = aligned_alloc(4096, GI_ALIGN_UP(bytes, 4096));
-			if (!mem) {
-				gi_log(GI_LOG_ERR, "port %s queue %u: cannot allocate a %llu-byte batch ring", c->ports[p].name,
-				       q, (unsigned long long)bytes);
-				return -ENOMEM;
-			}
-			memset(mem, 0, bytes);
+			uint32_t split = cq->split.enabled;
+			uint64_t bytes = gi_ring_bytes(cq->ring_slots, cq->batch.max_packets, split);
 			uint32_t k = d->n_rxq;
+			char err[512];
+			/* memory both the rx lcore and the executor see: pinned and mapped on GPU backends */
+			int rc = gi_mem_alloc_shared(&d->mem, GI_ALIGN_UP(bytes, 4096), &d->ring_mem[k], err, sizeof(err));
+			if (rc < 0) {
+				gi_log(GI_LOG_ERR, "port %s queue %u: batch ring of %llu bytes: %s", c->ports[p].name, q,
+				       (unsigned long long)bytes, err);
+				return rc;
+			}
+			void *mem = d->ring_mem[k].va;
 			d->rings[k] = mem;
-			gi_ring_init(mem, cq->ring_slots, cq->batch.max_packets, 0);
-			int rc = gi_rxq_init(&d->rxq[k], d->port_ids[p], (uint16_t)p, (uint16_t)q, mem, cq->batch.timeout_us,
-					     d->pools[cq->pool_index].region.exec_delta);
+			d->n_rxq++;
+			gi_ring_init(mem, cq->ring_slots, cq->batch.max_packets, split);
+			/* with split the header segment comes from the header pool, the payload from the queue's pool */
+			const struct gi_pool *payload = &d->pools[cq->pool_index];
+			int64_t header_delta = split ? d->pools[cq->split.header_pool_index].region.exec_delta
+						     : payload->region.exec_delta;
+			rc = gi_rxq_init(&d->rxq[k], d->port_ids[p], (uint16_t)p, (uint16_t)q, mem, cq->batch.timeout_us,
+					 header_delta);
+			d->rxq[k].exec_delta1 = payload->region.exec_delta;
+			/* NIC writes into GPU memory flushed before the doorbell, where the platform needs it */
+			if (payload->region.provider) {
+				d->rxq[k].pre_doorbell = payload->region.provider->flush;
+				d->rxq[k].pre_doorbell_arg = payload->region.provider->ctx;
+			}
 			d->rxq_port_name[k] = c->ports[p].name;
 			d->rxq_lcore[k] = cq->lcore;
-			d->n_rxq++;
 			if (rc < 0) {
 				gi_log(GI_LOG_ERR, "port %s queue %u: out of memory for the mbuf shadow array",
 				       c->ports[p].name, q);
@@ -316,7 +431,9 @@ static int executor_start(struct gi_daemon *d)
 {
 	char err[256];
 	struct gi_executor_conf ec = {
-		.backend = d->cfg.executor.backend,
+		.backend = d->mem.backend,
+		.mode = d->cfg.executor.mode,
+		.cuda_device = d->cfg.executor.device,
 		.idle = d->cfg.executor.idle,
 		.cpu = d->cfg.executor.cpu,
 		.n_rings = d->n_rxq,
@@ -332,12 +449,12 @@ static int executor_start(struct gi_daemon *d)
 	d->backend = gi_executor_name(d->exec);
 	rc = gi_executor_start(d->exec);
 	if (rc < 0) {
-		gi_log(GI_LOG_ERR, "executor %s: cannot start: %s", d->backend, strerror(-rc));
+		const char *why = gi_executor_last_error(d->exec);
+		gi_log(GI_LOG_ERR, "executor %s: cannot start: %s", d->backend, why && why[0] ? why : strerror(-rc));
 		return rc;
 	}
-	gi_log(GI_LOG_INFO, "executor: backend %s%s, %u ring%s", d->backend,
-	       d->cfg.executor.backend == GI_BACKEND_AUTO ? " (auto: no GPU backend in this build)" : "", d->n_rxq,
-	       d->n_rxq == 1 ? "" : "s");
+	gi_log(GI_LOG_INFO, "executor: %s, %u ring%s%s%s", d->backend, d->n_rxq, d->n_rxq == 1 ? "" : "s",
+	       gi_executor_why(d->exec)[0] ? "; " : "", gi_executor_why(d->exec));
 	return 0;
 }
 
@@ -424,19 +541,23 @@ static void teardown(struct gi_daemon *d)
 		gi_log(GI_LOG_ERR, "executor %s is still running; leaving its memory to process exit", d->backend);
 		return;
 	}
+	/* the executor first: it registered frame rings it must unregister before they go */
+	gi_executor_destroy(d->exec);
+	d->exec = NULL;
 	for (uint32_t i = 0; i < d->cfg.n_streams; i++) {
 		if (!d->shm[i].va)
 			continue;
 		struct gi_frame_ring_hdr *h = d->shm[i].va;
 		__atomic_store_n(&h->closed, 1, __ATOMIC_RELEASE);
+		gi_mem_region_free(&d->shm_reg[i]);
+		gi_mem_region_free(&d->dev_ring[i]);
 		gi_shm_destroy(&d->shm[i], 1);
 	}
-	gi_executor_destroy(d->exec);
-	d->exec = NULL;
 	for (uint32_t i = 0; i < d->n_rxq; i++) {
 		gi_rxq_fini(&d->rxq[i]);
-		free(d->rings[i]);
+		gi_mem_region_free(&d->ring_mem[i]);
 	}
+	free(d->ring_mem);
 	free(d->lcores);
 	free(d->rxq);
 	free(d->rings);
@@ -454,6 +575,9 @@ static void teardown(struct gi_daemon *d)
 			gi_log(GI_LOG_WARNING, "memory pool %s: %u mbufs still in use at shutdown", p->name, in_use);
 		gi_pool_destroy(p);
 	}
+	if (d->mem_up)
+		gi_cuda_drv_close(&d->cuda); /* safe when it was never opened */
+	d->mem_up = false;
 	if (d->eal_up)
 		rte_eal_cleanup();
 	d->eal_up = false;

@@ -3,7 +3,9 @@
  *
  * The host backend is one CPU thread that polls every batch ring's doorbell
  * and runs the shared GI_HD bodies (stream.h) with lane 0 of 1.  It owns all
- * stream state, so no locks are needed anywhere on its path.
+ * stream state, so no locks are needed anywhere on its path.  The cuda
+ * backend (executor_cuda.c, built with HAVE_CUDA) sits behind the same
+ * table of operations.
  *
  * Main thread: create/start/stop/destroy.  Executor thread: host_loop().
  */
@@ -15,6 +17,10 @@
 #include <string.h>
 
 #include "executor.h"
+#include "gi_build_config.h"
+#if HAVE_CUDA
+#include "executor_cuda.h"
+#endif
 
 struct gi_executor {
 	const struct gi_executor_ops *ops;
@@ -26,6 +32,9 @@ struct gi_executor {
 	uint32_t quit;       /* main → executor: rx is stopped, drain and leave */
 	uint32_t paused;     /* test hook */
 	uint32_t drained;    /* executor → main */
+	const struct gi_exec_counters *ctr_view; /* what the stats thread reads: &ctr, or the cuda mirror */
+	void *backend;       /* the cuda backend's state */
+	char why[320];       /* how the backend was chosen (gi_executor_why) */
 };
 
 void gi_exec_slot_host(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, struct gi_batch_slot *slot,
@@ -157,12 +166,111 @@ static void host_destroy(struct gi_executor *ex)
 	free(ex->tails);
 }
 
+static void host_set_paused(struct gi_executor *ex, int paused)
+{
+	__atomic_store_n(&ex->paused, paused ? 1u : 0u, __ATOMIC_RELAXED);
+}
+
 static const struct gi_executor_ops host_ops = {
 	.name = "host",
 	.start = host_start,
 	.stop = host_stop,
 	.destroy = host_destroy,
+	.set_paused = host_set_paused,
 };
+
+#if HAVE_CUDA
+static int cuda_start(struct gi_executor *ex)
+{
+	return gi_cuda_exec_start(ex->backend);
+}
+
+static int cuda_stop(struct gi_executor *ex, uint64_t timeout_ns)
+{
+	return gi_cuda_exec_stop(ex->backend, timeout_ns);
+}
+
+static void cuda_destroy(struct gi_executor *ex)
+{
+	gi_cuda_exec_destroy(ex->backend);
+}
+
+static void cuda_set_paused(struct gi_executor *ex, int paused)
+{
+	gi_cuda_exec_set_paused(ex->backend, paused);
+}
+
+static const struct gi_executor_ops cuda_ops = {
+	.name = "cuda",
+	.start = cuda_start,
+	.stop = cuda_stop,
+	.destroy = cuda_destroy,
+	.set_paused = cuda_set_paused,
+};
+#endif
+
+static const char *backend_name(enum gi_backend b)
+{
+	switch (b) {
+	case GI_BACKEND_AUTO:
+		return "auto";
+	case GI_BACKEND_HOST:
+		return "host";
+	case GI_BACKEND_CUDA:
+		return "cuda";
+	case GI_BACKEND_GPUDEV:
+		return "gpudev";
+	}
+	return "?";
+}
+
+static struct gi_executor *executor_alloc(const struct gi_executor_conf *conf)
+{
+	struct gi_executor *ex;
+
+	if (posix_memalign((void **)&ex, GI_CACHE_LINE, sizeof(*ex)) != 0)
+		return NULL;
+	memset(ex, 0, sizeof(*ex));
+	ex->conf = *conf;
+	if (ex->conf.tick_ns == 0)
+		ex->conf.tick_ns = 1000000;
+	ex->ctr_view = &ex->ctr;
+	return ex;
+}
+
+#if HAVE_CUDA
+/*
+ * cuda, gpudev, and auto's first choice.  gpudev runs on CUDA too: DPDK's
+ * gpudev is a memory provider (pmd_glue), it cannot launch kernels, so the
+ * execution side of `backend: gpudev` is this same CUDA executor.
+ * Returns 1 when auto should fall back to host (no usable device), with
+ * the reason in ex->why.
+ */
+static int cuda_create(struct gi_executor *ex, char *err, size_t errlen, int *rc)
+{
+	char why[sizeof(ex->why) - 64];
+	struct gi_cuda_exec *c = NULL;
+	const char *name = backend_name(ex->conf.backend);
+
+	*rc = gi_cuda_exec_create(&ex->conf, &c, why, sizeof(why));
+	if (*rc == 0) {
+		ex->backend = c;
+		ex->ops = &cuda_ops;
+		ex->ctr_view = gi_cuda_exec_counters(c);
+		snprintf(ex->why, sizeof(ex->why), "%s: %s", name, gi_cuda_exec_describe(c));
+		return 0;
+	}
+	if (*rc == -ENODEV && ex->conf.backend == GI_BACKEND_AUTO) {
+		snprintf(ex->why, sizeof(ex->why), "auto: %s; using host", why);
+		return 1;
+	}
+	if (*rc == -ENODEV)
+		snprintf(err, errlen, "executor backend '%s': %s; use backend: host", name, why);
+	else
+		snprintf(err, errlen, "executor backend '%s': %s", name, why);
+	return 0;
+}
+#endif
 
 int gi_executor_create(const struct gi_executor_conf *conf, struct gi_executor **out, char *err, size_t errlen)
 {
@@ -174,22 +282,43 @@ int gi_executor_create(const struct gi_executor_conf *conf, struct gi_executor *
 		break;
 	case GI_BACKEND_CUDA:
 	case GI_BACKEND_GPUDEV:
+#if !HAVE_CUDA
 		snprintf(err, errlen,
-			 "executor backend '%s' is not available in this build: the CUDA executor is not built "
-			 "yet; use backend: host",
-			 conf->backend == GI_BACKEND_CUDA ? "cuda" : "gpudev");
+			 "executor backend '%s' is not available in this build: built without CUDA (-Dcuda=disabled "
+			 "or no nvcc); use backend: host",
+			 backend_name(conf->backend));
 		return -ENOTSUP;
+#endif
+		break;
 	default:
 		snprintf(err, errlen, "unknown executor backend %d", (int)conf->backend);
 		return -EINVAL;
 	}
-	if (posix_memalign((void **)&ex, GI_CACHE_LINE, sizeof(*ex)) != 0)
+	if (conf->mode != GI_EXEC_PERSISTENT && conf->mode != GI_EXEC_LAUNCH) {
+		snprintf(err, errlen, "unknown executor mode %d", (int)conf->mode);
+		return -EINVAL;
+	}
+	ex = executor_alloc(conf);
+	if (!ex)
 		goto nomem;
-	memset(ex, 0, sizeof(*ex));
+#if HAVE_CUDA
+	if (conf->backend != GI_BACKEND_HOST) {
+		int rc;
+		if (cuda_create(ex, err, errlen, &rc) == 0) {
+			if (rc < 0) {
+				free(ex);
+				return rc;
+			}
+			*out = ex;
+			return 0;
+		}
+		/* auto without a usable GPU: host, with ex->why saying so */
+	}
+#else
+	if (conf->backend == GI_BACKEND_AUTO)
+		snprintf(ex->why, sizeof(ex->why), "auto: this build has no CUDA executor; using host");
+#endif
 	ex->ops = &host_ops;
-	ex->conf = *conf;
-	if (ex->conf.tick_ns == 0)
-		ex->conf.tick_ns = 1000000;
 	ex->tails = calloc(conf->n_rings ? conf->n_rings : 1, sizeof(*ex->tails));
 	if (!ex->tails) {
 		free(ex);
@@ -225,12 +354,28 @@ const char *gi_executor_name(const struct gi_executor *ex)
 	return ex->ops->name;
 }
 
+const char *gi_executor_why(const struct gi_executor *ex)
+{
+	return ex->why;
+}
+
+const char *gi_executor_last_error(const struct gi_executor *ex)
+{
+#if HAVE_CUDA
+	if (ex->ops == &cuda_ops)
+		return gi_cuda_exec_error(ex->backend);
+#else
+	(void)ex;
+#endif
+	return "";
+}
+
 const struct gi_exec_counters *gi_executor_counters(const struct gi_executor *ex)
 {
-	return &ex->ctr;
+	return ex->ctr_view;
 }
 
 void gi_executor_set_paused(struct gi_executor *ex, int paused)
 {
-	__atomic_store_n(&ex->paused, paused ? 1u : 0u, __ATOMIC_RELAXED);
+	ex->ops->set_paused(ex, paused);
 }

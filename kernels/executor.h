@@ -23,8 +23,21 @@ enum gi_backend {
 	GI_BACKEND_GPUDEV,
 };
 
+/*
+ * How the cuda backend runs the bodies (ignored by the host backend):
+ * persistent — one long-lived kernel polls the doorbells (lowest latency,
+ *              holds one SM); launch — a host thread launches one small
+ *              kernel per published run of slots (no SM held while idle).
+ */
+enum gi_exec_mode {
+	GI_EXEC_PERSISTENT = 0,
+	GI_EXEC_LAUNCH,
+};
+
 struct gi_executor_conf {
 	enum gi_backend backend;
+	enum gi_exec_mode mode;        /* cuda only; default persistent */
+	int cuda_device;               /* cuda only: CUDA device ordinal, default 0 */
 	enum gi_idle_policy idle;
 	int cpu;                       /* pin the host thread, -1: leave to the scheduler */
 	uint32_t n_rings;
@@ -41,18 +54,34 @@ struct gi_executor_ops {
 	/* rx has stopped: drain every ring, flush open frames, return when done */
 	int (*stop)(struct gi_executor *ex, uint64_t timeout_ns);
 	void (*destroy)(struct gi_executor *ex);
+	void (*set_paused)(struct gi_executor *ex, int paused);
 };
 
 /*
  * Create an executor for `conf` (copied; the rings and ctx must outlive it).
- * Returns 0 or -errno: -ENOTSUP for a backend this build or machine lacks,
- * with a message in `err` (errlen bytes) saying which and why.
+ * Returns 0 or -errno, with a message in `err` (errlen bytes) saying which
+ * backend failed and why:
+ *   -ENOTSUP  a backend this build lacks (cuda/gpudev without HAVE_CUDA)
+ *   -ENODEV   cuda/gpudev: no CUDA device or driver on this machine
+ *   -EIO      cuda/gpudev: a CUDA call failed (the message names it)
+ *   -EINVAL   bad configuration, -ENOMEM out of memory
+ * backend auto tries cuda (when built) and takes host on -ENODEV; see
+ * gi_executor_why().  gpudev executes through CUDA as well: DPDK's gpudev
+ * is a memory provider, not a way to run kernels.
  */
 int gi_executor_create(const struct gi_executor_conf *conf, struct gi_executor **out, char *err, size_t errlen);
 int gi_executor_start(struct gi_executor *ex);
 int gi_executor_stop(struct gi_executor *ex, uint64_t timeout_ns);
 void gi_executor_destroy(struct gi_executor *ex);
 const char *gi_executor_name(const struct gi_executor *ex);
+/*
+ * One line on how the backend was chosen, for the daemon's log, e.g.
+ * "auto: no CUDA device or driver found (...); using host", or "" when the
+ * backend was taken as configured.
+ */
+const char *gi_executor_why(const struct gi_executor *ex);
+/* The last start/stop failure in words (which call, where, why), or "". */
+const char *gi_executor_last_error(const struct gi_executor *ex);
 const struct gi_exec_counters *gi_executor_counters(const struct gi_executor *ex);
 
 /* Test hook (issue: executor stall): 1 pauses batch processing, 0 resumes. */

@@ -1,5 +1,7 @@
 /*
- * mem.c — the memory providers (see mem.h).
+ * mem.c — kind names and the host provider (see mem.h); DPDK-free, part of
+ * the gi_log library so the config loader can link it.  The GPU providers
+ * and backend selection live in mem_providers.c, mem_cuda.c, mem_gpudev.c.
  *
  * host: mmap of anonymous memory.  With hugepages wanted we first try
  * MAP_HUGETLB (2 MiB pages: fewer IOTLB/MR entries for the NIC, no page
@@ -28,8 +30,8 @@ const char *gi_mem_kind_name(enum gi_mem_kind k)
 	return "?";
 }
 
-static int host_alloc(size_t len, size_t align, bool want_hugepages, struct gi_mem_region *out, char *err,
-		      size_t errlen)
+int gi_mem_host_map(size_t len, size_t align, bool want_hugepages, struct gi_mem_region *out, char *err,
+		    size_t errlen)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	void *va = MAP_FAILED;
@@ -60,8 +62,9 @@ static int host_alloc(size_t len, size_t align, bool want_hugepages, struct gi_m
 			plen += align; /* over-allocate, trimmed below */
 		va = mmap(NULL, plen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		if (va == MAP_FAILED) {
-			snprintf(err, errlen, "host memory: mmap of %zu bytes failed: %s", plen, strerror(errno));
-			return -errno;
+			int e = errno;
+			snprintf(err, errlen, "host memory: mmap of %zu bytes failed: %s", plen, strerror(e));
+			return -e;
 		}
 		if (align > pg) {
 			uintptr_t a = ((uintptr_t)va + align - 1) & ~(uintptr_t)(align - 1);
@@ -86,30 +89,46 @@ static int host_alloc(size_t len, size_t align, bool want_hugepages, struct gi_m
 	return 0;
 }
 
-static void host_free(struct gi_mem_region *r)
+void gi_mem_host_unmap(struct gi_mem_region *r)
 {
 	if (r->va)
 		munmap(r->va, r->len);
 	r->va = NULL;
 }
 
-static const struct gi_mem_provider host_provider = {
+static int host_alloc(const struct gi_mem_provider *p, size_t len, size_t align, bool want_hugepages,
+		      struct gi_mem_region *out, char *err, size_t errlen)
+{
+	int rc = gi_mem_host_map(len, align, want_hugepages, out, err, errlen);
+	if (rc == 0)
+		out->provider = p;
+	return rc;
+}
+
+const struct gi_mem_provider gi_mem_host_provider = {
 	.name = "host",
 	.kind = GI_MEM_HOST,
 	.alloc = host_alloc,
-	.free = host_free,
+	.free = gi_mem_host_unmap,
 };
+
+void gi_mem_region_free(struct gi_mem_region *r)
+{
+	if (r->va && r->provider && r->provider->free)
+		r->provider->free(r);
+	memset(r, 0, sizeof(*r));
+}
 
 const struct gi_mem_provider *gi_mem_provider_for(enum gi_mem_kind kind, char *err, size_t errlen)
 {
 	switch (kind) {
 	case GI_MEM_HOST:
-		return &host_provider;
+		return &gi_mem_host_provider;
 	case GI_MEM_HOST_PINNED:
 	case GI_MEM_DEVICE:
 		snprintf(err, errlen,
-			 "memory kind '%s' needs the GPU path, which this build does not have yet; "
-			 "use kind: host",
+			 "memory kind '%s' needs a GPU backend (executor backend cuda or gpudev) and none was "
+			 "selected; use kind: host",
 			 gi_mem_kind_name(kind));
 		return NULL;
 	}

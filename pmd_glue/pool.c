@@ -60,7 +60,7 @@ static int pool_dma_map(struct gi_pool *p, const struct gi_pool_conf *c, rte_iov
 int gi_pool_create(struct gi_pool *p, const struct gi_pool_conf *c)
 {
 	char err[256];
-	const struct gi_mem_provider *prov = gi_mem_provider_for(c->kind, err, sizeof(err));
+	const struct gi_mem_provider *prov = c->provider ? c->provider : gi_mem_provider_for(c->kind, err, sizeof(err));
 	struct rte_pktmbuf_extmem *ext = NULL;
 	rte_iova_t *iovas = NULL;
 	unsigned n_pages, n_ext;
@@ -79,7 +79,7 @@ int gi_pool_create(struct gi_pool *p, const struct gi_pool_conf *c)
 		return -EINVAL;
 	}
 	p->n_mbufs = c->n_mbufs;
-	rc = prov->alloc((size_t)p->elt_size * c->n_mbufs, 64 * 1024, c->hugepages, &p->region, err, sizeof(err));
+	rc = prov->alloc(prov, (size_t)p->elt_size * c->n_mbufs, 64 * 1024, c->hugepages, &p->region, err, sizeof(err));
 	if (rc < 0) {
 		gi_log(GI_LOG_ERR, "memory pool %s: %s", c->name, err);
 		return rc;
@@ -87,13 +87,20 @@ int gi_pool_create(struct gi_pool *p, const struct gi_pool_conf *c)
 	p->region.provider = prov;
 
 	bool va_mode = rte_eal_iova_mode() == RTE_IOVA_VA;
+	if (!va_mode && prov->kind == GI_MEM_DEVICE) {
+		/* GPU memory has no physical address the kernel could tell us */
+		gi_log(GI_LOG_ERR, "memory pool %s: kind device needs IOVA-as-VA mode (EAL --iova-mode=va, "
+		       "with the NIC bound to vfio-pci or a bifurcated driver such as mlx5)", c->name);
+		rc = -EINVAL;
+		goto fail;
+	}
 	if (!va_mode) {
 		/* PA: one extmem chunk per page, and a buffer never straddles two */
 		size_t per_page = p->region.page_sz / p->elt_size;
 		size_t need = per_page ? (c->n_mbufs + per_page - 1) / per_page * p->region.page_sz : 0;
 		if (need > p->region.len) {
 			prov->free(&p->region);
-			rc = prov->alloc(need, 64 * 1024, c->hugepages, &p->region, err, sizeof(err));
+			rc = prov->alloc(prov, need, 64 * 1024, c->hugepages, &p->region, err, sizeof(err));
 			if (rc < 0) {
 				gi_log(GI_LOG_ERR, "memory pool %s: %s", c->name, err);
 				return rc;
@@ -156,8 +163,9 @@ int gi_pool_create(struct gi_pool *p, const struct gi_pool_conf *c)
 		rc = -rte_errno;
 		goto fail;
 	}
-	gi_log(GI_LOG_INFO, "memory pool %s: %u mbufs x %u bytes in %s memory (%zu bytes, %s pages)", c->name,
-	       c->n_mbufs, p->elt_size, prov->name, p->region.len, p->region.hugepages ? "2 MiB" : "4 KiB");
+	gi_log(GI_LOG_INFO, "memory pool %s: %u mbufs x %u bytes in %s %s memory (%zu bytes, %zu KiB pages)", c->name,
+	       c->n_mbufs, p->elt_size, prov->name, gi_mem_kind_name(prov->kind), p->region.len,
+	       p->region.page_sz >> 10);
 	free(ext);
 	free(iovas);
 	return 0;

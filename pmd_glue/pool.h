@@ -37,6 +37,8 @@ struct gi_pool {
 struct gi_pool_conf {
 	const char *name;
 	enum gi_mem_kind kind;
+	/* serves `kind`: gi_mem_choice_provider(); NULL: gi_mem_provider_for(kind), host only */
+	const struct gi_mem_provider *provider;
 	bool hugepages;
 	uint32_t n_mbufs;
 	uint32_t cache;

@@ -4,6 +4,13 @@
  * gpuingest only receives.  A single tx queue is still set up because
  * several PMDs (memif among them) size their shared rings from the queue
  * counts of both directions; it is never used.
+ *
+ * Header/data split: a split queue is set up with two rte_eth_rxseg_split
+ * segments instead of one mempool — segment 0 (header_bytes, host pool)
+ * and segment 1 (length 0 = the payload pool's whole data room).  ethdev
+ * requires RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT on the queue, and the chain of
+ * two mbufs is a scattered packet, so RTE_ETH_RX_OFFLOAD_SCATTER too.  An
+ * offload the driver offers only port-wide is enabled at configure time.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +18,8 @@
 
 #include <rte_ethdev.h>
 #include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
 
 #include "log.h"
 #include "port.h"
@@ -49,10 +58,80 @@ int gi_port_find(const char *name, const char *device, uint16_t *port_id)
 	return -ENODEV;
 }
 
+#define GI_SPLIT_OFFLOADS (RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT | RTE_ETH_RX_OFFLOAD_SCATTER)
+
+/* Can the driver split queue q as configured?  0 or -ENOTSUP/-EINVAL, logged. */
+static int split_check(const struct gi_port_conf *c, uint16_t q, const struct rte_eth_dev_info *info)
+{
+	const struct gi_port_split *sp = &c->split[q];
+
+	if (!(info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT)) {
+		gi_log(GI_LOG_ERR,
+		       "port %s queue %u: header/data split requested but driver %s lacks "
+		       "RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT (buffer split); remove rx_queues[%u].split or use an mlx5 port",
+		       c->name, q, info->driver_name, q);
+		return -ENOTSUP;
+	}
+	if (!(info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)) {
+		gi_log(GI_LOG_ERR,
+		       "port %s queue %u: header/data split requested but driver %s lacks RTE_ETH_RX_OFFLOAD_SCATTER, "
+		       "which a two-segment packet needs; remove rx_queues[%u].split",
+		       c->name, q, info->driver_name, q);
+		return -ENOTSUP;
+	}
+	if (info->rx_seg_capa.max_nseg < 2) {
+		gi_log(GI_LOG_ERR,
+		       "port %s queue %u: header/data split needs 2 segments, driver %s splits into at most %u; "
+		       "remove rx_queues[%u].split",
+		       c->name, q, info->driver_name, info->rx_seg_capa.max_nseg, q);
+		return -ENOTSUP;
+	}
+	if (!info->rx_seg_capa.multi_pools && sp->header_pool != c->pools[q]) {
+		gi_log(GI_LOG_ERR,
+		       "port %s queue %u: driver %s cannot take the two segments from different mempools "
+		       "(rx_seg_capa.multi_pools); remove rx_queues[%u].split",
+		       c->name, q, info->driver_name, q);
+		return -ENOTSUP;
+	}
+	if (rte_pktmbuf_data_room_size(sp->header_pool) < RTE_PKTMBUF_HEADROOM + sp->header_bytes) {
+		gi_log(GI_LOG_ERR,
+		       "port %s queue %u: header pool %s has %u-byte buffers, split.header_bytes %u needs %u "
+		       "(%u headroom + header_bytes)",
+		       c->name, q, sp->header_pool->name, rte_pktmbuf_data_room_size(sp->header_pool), sp->header_bytes,
+		       RTE_PKTMBUF_HEADROOM + sp->header_bytes, RTE_PKTMBUF_HEADROOM);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int rxq_setup(const struct gi_port_conf *c, uint16_t port_id, uint16_t q, uint16_t nb_rx, unsigned socket,
+		     const struct rte_eth_dev_info *info)
+{
+	const struct gi_port_split *sp = &c->split[q];
+	union rte_eth_rxseg seg[2];
+	struct rte_eth_rxconf rxconf;
+
+	if (!sp->header_pool)
+		return rte_eth_rx_queue_setup(port_id, q, nb_rx, socket, NULL, c->pools[q]);
+	memset(seg, 0, sizeof(seg));
+	seg[0].split.mp = sp->header_pool;
+	seg[0].split.length = sp->header_bytes;
+	seg[1].split.mp = c->pools[q];
+	seg[1].split.length = 0; /* the rest: the payload pool's whole data room */
+	rxconf = info->default_rxconf;
+	/* port-wide ones too: ethdev masks those out of the per-queue check, and
+	 * some releases look for BUFFER_SPLIT in the queue's own offloads only */
+	rxconf.offloads |= GI_SPLIT_OFFLOADS;
+	rxconf.rx_seg = seg;
+	rxconf.rx_nseg = 2;
+	return rte_eth_rx_queue_setup(port_id, q, nb_rx, socket, &rxconf, NULL);
+}
+
 int gi_port_setup(struct gi_port *p, uint16_t port_id, const struct gi_port_conf *c)
 {
 	struct rte_eth_dev_info info;
 	struct rte_eth_conf conf;
+	bool any_split = false;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
@@ -75,14 +154,31 @@ int gi_port_setup(struct gi_port *p, uint16_t port_id, const struct gi_port_conf
 		return -EINVAL;
 	}
 
+	for (uint16_t q = 0; q < c->n_queues; q++) {
+		if (!c->split[q].header_pool)
+			continue;
+		rc = split_check(c, q, &info);
+		if (rc != 0)
+			return rc;
+		any_split = true;
+	}
+	/* before configure: isolated mode may conflict with what configure sets up */
+	rc = gi_flow_isolate(port_id, c->name, c->flow_isolation, &p->flows);
+	if (rc != 0)
+		return rc;
+
 	memset(&conf, 0, sizeof(conf));
 	conf.rxmode.mtu = c->mtu;
+	if (any_split)
+		conf.rxmode.offloads = GI_SPLIT_OFFLOADS & ~info.rx_queue_offload_capa; /* offered port-wide only */
 	uint16_t n_tx = info.max_tx_queues > 0 ? 1 : 0;
+	if (strcmp(info.driver_name, "net_tap") == 0)
+		n_tx = c->n_queues; /* tap refuses rx and tx queue counts that differ */
 	rc = rte_eth_dev_configure(port_id, c->n_queues, n_tx, &conf);
 	if (rc != 0) {
 		gi_log(GI_LOG_ERR, "port %s: configure with %u rx queues failed: %s", c->name, c->n_queues,
 		       rte_strerror(-rc));
-		return rc;
+		goto fail;
 	}
 	p->configured = true;
 
@@ -93,17 +189,21 @@ int gi_port_setup(struct gi_port *p, uint16_t port_id, const struct gi_port_conf
 		if (rc == 0 && nb_rx != c->descriptors[q])
 			gi_log(GI_LOG_NOTICE, "port %s queue %u: %u rx descriptors adjusted to %u by the driver", c->name,
 			       q, c->descriptors[q], nb_rx);
-		rc = rte_eth_rx_queue_setup(port_id, q, nb_rx, socket < 0 ? 0 : (unsigned)socket, NULL, c->pools[q]);
+		rc = rxq_setup(c, port_id, q, nb_rx, socket < 0 ? 0 : (unsigned)socket, &info);
 		if (rc != 0) {
-			gi_log(GI_LOG_ERR, "port %s queue %u: rx queue setup failed: %s (nb_desc %u, max %u)", c->name, q,
-			       rte_strerror(-rc), nb_rx, info.rx_desc_lim.nb_max);
+			gi_log(GI_LOG_ERR, "port %s queue %u: rx queue setup failed: %s (nb_desc %u, max %u%s)", c->name, q,
+			       rte_strerror(-rc), nb_rx, info.rx_desc_lim.nb_max,
+			       c->split[q].header_pool ? ", header/data split" : "");
 			goto fail;
 		}
+		if (c->split[q].header_pool)
+			gi_log(GI_LOG_INFO, "port %s queue %u: header/data split after %u bytes: headers in %s, payload in %s",
+			       c->name, q, c->split[q].header_bytes, c->split[q].header_pool->name, c->pools[q]->name);
 	}
-	if (n_tx) {
+	for (uint16_t t = 0; t < n_tx; t++) {
 		uint16_t nb_rx = 64, nb_tx = 64;
 		rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &nb_rx, &nb_tx);
-		rc = rte_eth_tx_queue_setup(port_id, 0, nb_tx, socket < 0 ? 0 : (unsigned)socket, NULL);
+		rc = rte_eth_tx_queue_setup(port_id, t, nb_tx, socket < 0 ? 0 : (unsigned)socket, NULL);
 		if (rc != 0) {
 			gi_log(GI_LOG_ERR, "port %s: tx queue setup failed: %s", c->name, rte_strerror(-rc));
 			goto fail;
@@ -123,6 +223,10 @@ int gi_port_setup(struct gi_port *p, uint16_t port_id, const struct gi_port_conf
 		if (rc != 0 && rc != -ENOTSUP)
 			gi_log(GI_LOG_WARNING, "port %s: cannot enable promiscuous mode: %s", c->name, rte_strerror(-rc));
 	}
+	/* after start: mlx5 and tap attach rules to a started port */
+	rc = gi_flow_install(port_id, c->name, c->flow_steering, c->rules, c->n_rules, &p->flows);
+	if (rc != 0)
+		goto fail;
 	gi_log(GI_LOG_INFO, "port %s: %s (%s) started, %u rx queue%s, mtu %u", c->name, c->device, info.driver_name,
 	       c->n_queues, c->n_queues == 1 ? "" : "s", c->mtu);
 	return 0;
@@ -134,6 +238,7 @@ fail:
 
 void gi_port_teardown(struct gi_port *p)
 {
+	gi_flow_teardown(&p->flows);
 	if (p->started)
 		rte_eth_dev_stop(p->port_id);
 	if (p->configured)

@@ -14,9 +14,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "flow.h"
+
 struct rte_mempool;
 
 #define GI_PORT_MAX_QUEUES 16
+
+/* Header/data buffer split of one rx queue; header_pool NULL = no split. */
+struct gi_port_split {
+	struct rte_mempool *header_pool; /* segment 0: host or host_pinned */
+	uint16_t header_bytes;           /* segment 0 length */
+};
 
 struct gi_port_conf {
 	const char *name;       /* config name, for messages */
@@ -25,7 +33,12 @@ struct gi_port_conf {
 	bool promiscuous;
 	uint16_t n_queues;
 	uint16_t descriptors[GI_PORT_MAX_QUEUES];
-	struct rte_mempool *pools[GI_PORT_MAX_QUEUES];
+	struct rte_mempool *pools[GI_PORT_MAX_QUEUES]; /* with split: the payload (segment 1) pool */
+	struct gi_port_split split[GI_PORT_MAX_QUEUES];
+	bool flow_isolation;                 /* see flow.h */
+	bool flow_steering;
+	const struct gi_flow_rule *rules;    /* one per stream of the port; may go away after setup */
+	unsigned n_rules;
 };
 
 struct gi_port {
@@ -33,6 +46,7 @@ struct gi_port {
 	uint16_t port_id;
 	bool configured;
 	bool started;
+	struct gi_flow_set flows;
 };
 
 /*
@@ -42,7 +56,16 @@ struct gi_port {
  */
 int gi_port_find(const char *name, const char *device, uint16_t *port_id);
 
+/*
+ * Check split capabilities, enter flow isolation, configure, set up the rx
+ * queues (split ones with two mempools), start, install the steering rules
+ * — in that order (flow.h says why).  Any failure undoes what was done and
+ * returns -errno after one log line naming the port (and queue or stream).
+ * A split queue on a driver without RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT fails
+ * with -ENOTSUP before the device is touched.
+ */
 int gi_port_setup(struct gi_port *p, uint16_t port_id, const struct gi_port_conf *conf);
+/* Flow rules, then stop, then close; safe on a half set-up port. */
 void gi_port_teardown(struct gi_port *p);
 
 struct gi_port_stats {

@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "rx.h"
+#include "rxdesc.h"
 
 int gi_rxq_init(struct gi_rxq *q, uint16_t port_id, uint16_t port_index, uint16_t queue,
 		struct gi_batch_ring *ring, uint32_t timeout_us, int64_t exec_delta)
@@ -59,6 +60,8 @@ static inline void rxq_publish(struct gi_rxq *q)
 	s->queue = q->queue;
 	s->batch_seq = q->head;
 	s->t_publish_ns = gi_now_ns();
+	if (q->pre_doorbell)
+		q->pre_doorbell(q->pre_doorbell_arg);
 	gi_ring_publish(q->ring, q->head);
 	q->head++;
 	q->open_n = 0;
@@ -89,11 +92,19 @@ static inline void rxq_append(struct gi_rxq *q, struct rte_mbuf **pkts, uint16_t
 		struct rte_mbuf **sh = shadow_of(q, q->head);
 		uint32_t take = GI_MIN((uint32_t)(n - i), q->max_pkts - q->open_n);
 
-		for (uint32_t k = 0; k < take; k++) {
-			struct rte_mbuf *m = pkts[i + k];
-			addr[q->open_n + k] = (uint64_t)(rte_pktmbuf_mtod(m, uintptr_t) + q->exec_delta);
-			len[q->open_n + k] = rte_pktmbuf_data_len(m);
-			sh[q->open_n + k] = m;
+		if (q->ring->split) { /* once per burst, not per packet */
+			uint64_t *addr1 = gi_slot_addr1(s, q->max_pkts);
+			uint32_t *len0 = gi_slot_len0(s, q->max_pkts);
+			for (uint32_t k = 0, j = q->open_n; k < take; k++, j++) {
+				gi_rxdesc_split(pkts[i + k], q->exec_delta, q->exec_delta1, &addr[j], &len[j], &addr1[j],
+						&len0[j]);
+				sh[j] = pkts[i + k];
+			}
+		} else {
+			for (uint32_t k = 0, j = q->open_n; k < take; k++, j++) {
+				gi_rxdesc_whole(pkts[i + k], q->exec_delta, &addr[j], &len[j]);
+				sh[j] = pkts[i + k];
+			}
 		}
 		q->open_n += take;
 		i = (uint16_t)(i + take);

@@ -40,9 +40,19 @@ struct gi_rxq {
 	uint16_t queue;
 	uint32_t max_pkts;       /* batch.max_packets */
 	uint64_t timeout_tsc;    /* batch.timeout_us in TSC cycles */
-	int64_t exec_delta;      /* CPU address → executor address */
+	int64_t exec_delta;      /* CPU address → executor address (the header pool's with split) */
+	int64_t exec_delta1;     /* split rings: the payload pool's; set after gi_rxq_init() */
 	struct gi_batch_ring *ring;
 	struct rte_mbuf **shadow;/* ring->size * max_pkts mbuf pointers, host only */
+	/*
+	 * Called once per batch just before the doorbell, NULL when not needed:
+	 * the GPU path sets it to the memory provider's flush
+	 * (rte_gpu_wmb / cuFlushGPUDirectRDMAWrites) so the NIC's writes into
+	 * GPU memory are visible to the kernel that the doorbell wakes.  Set it
+	 * after gi_rxq_init().
+	 */
+	void (*pre_doorbell)(void *arg);
+	void *pre_doorbell_arg;
 
 	/* producer state, lcore only */
 	uint64_t head;           /* slot being filled */

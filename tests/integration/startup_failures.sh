@@ -29,10 +29,10 @@ expect_start_failure "$T/nodev.yaml" "EAL initialisation failed"
 # GPU memory and a GPU executor on a build/machine without them
 write_config "$T/dev.yaml" "net_null0" s0:5000:8:256
 sed -i 's/kind: host/kind: device/' "$T/dev.yaml"
-expect_start_failure "$T/dev.yaml" "memory pool pool0: memory kind 'device'"
+expect_start_failure "$T/dev.yaml" "memory pool pool0: kind device needs a GPU backend"
 write_config "$T/cuda.yaml" "net_null0" s0:5000:8:256
 sed -i 's/backend: host/backend: cuda/' "$T/cuda.yaml"
-expect_start_failure "$T/cuda.yaml" "backend 'cuda'"
+expect_start_failure "$T/cuda.yaml" "use backend: host"
 
 # a frame ring larger than /dev/shm: refused up front, not a SIGBUS later
 if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
@@ -50,4 +50,12 @@ PY
 else
   echo "  (mount namespaces unavailable: /dev/shm size check not run)"
 fi
+# backend: auto on a machine without a GPU: starts on host and says why
+write_config "$T/auto.yaml" "net_null0" s0:5000:8:256
+sed -i 's/backend: host/backend: auto/' "$T/auto.yaml"
+rc=0
+"$GPUINGESTD" --config "$T/auto.yaml" --duration 1 >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" -eq 0 ] || { cat "$T/err" >&2; fail "backend auto did not start (exit $rc)"; }
+grep -q "auto:.*host" "$T/err" || { cat "$T/err" >&2; fail "backend auto did not say it fell back to host and why"; }
+echo "  ok $(grep -m1 'auto:' "$T/err" | cut -c1-150)"
 echo PASS

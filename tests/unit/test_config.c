@@ -146,7 +146,9 @@ static void test_reference_config(void **state)
 	assert_int_equal(cfg->executor.idle, GI_IDLE_ADAPTIVE);
 	assert_int_equal(cfg->executor.cpu, -1);
 
-	assert_int_equal(cfg->n_pools, 1);
+	assert_int_equal(cfg->n_pools, 2);
+	assert_string_equal(cfg->pools[1].name, "hdr0");
+	assert_int_equal(cfg->pools[1].kind, GI_MEM_HOST);
 	assert_string_equal(cfg->pools[0].name, "gpu0");
 	assert_int_equal(cfg->pools[0].kind, GI_MEM_HOST);
 	assert_int_equal(cfg->pools[0].mbufs, 65536);
@@ -165,6 +167,14 @@ static void test_reference_config(void **state)
 	assert_int_equal(p->queues[0].descriptors, 4096);
 	assert_int_equal(p->queues[0].batch.max_packets, 256);
 	assert_int_equal(p->queues[0].batch.timeout_us, 50);
+	assert_false(p->flow_isolation);
+	assert_true(p->flow_steering);
+	assert_true(p->queues[0].split.enabled);
+	assert_int_equal(p->queues[0].split.header_bytes, 128);
+	assert_string_equal(p->queues[0].split.header_mempool, "hdr0");
+	assert_int_equal(p->queues[0].split.header_pool_index, 1);
+	assert_false(p->queues[1].split.enabled);
+	assert_int_equal(p->queues[1].split.header_pool_index, -1);
 	assert_int_equal(p->queues[1].lcore, 3);
 	assert_int_equal(p->queues[1].ring_slots, 256); /* default */
 	assert_int_equal(p->queues[1].pool_index, 0);
@@ -179,6 +189,8 @@ static void test_reference_config(void **state)
 	const struct gi_cfg_stream *radar = &cfg->streams[1];
 	assert_int_equal(radar->port_index, 0);
 	assert_int_equal(radar->udp_dst_port, 5001);
+	assert_int_equal(cfg->streams[0].queue, 0);
+	assert_int_equal(radar->queue, 1);
 	assert_int_equal(radar->format, GI_FORMAT_UDP_SEQ);  /* defaults from here on */
 	assert_int_equal(radar->ring_slots, 16);
 	assert_int_equal(radar->reorder_window, 2);
@@ -253,6 +265,8 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg->ports[0].mtu, 1500);
 	assert_true(cfg->ports[0].promiscuous);
 	assert_string_equal(cfg->ports[0].devargs, "");
+	assert_false(cfg->ports[0].flow_isolation);
+	assert_true(cfg->ports[0].flow_steering);
 	assert_int_equal(cfg->ports[0].line, 4);
 	const struct gi_cfg_queue *q = &cfg->ports[0].queues[0];
 	assert_int_equal(q->descriptors, 1024);
@@ -260,6 +274,9 @@ static void test_defaults(void **state)
 	assert_int_equal(q->batch.max_packets, 64);
 	assert_int_equal(q->batch.timeout_us, 100);
 	assert_int_equal(q->pool_index, 0);
+	assert_false(q->split.enabled);
+	assert_int_equal(q->split.header_bytes, 128);
+	assert_int_equal(q->split.header_pool_index, -1);
 	assert_int_equal(q->line, 7);
 	assert_int_equal(cfg->n_streams, 0);
 	assert_string_equal(cfg->stats.unix_path, "");
@@ -319,7 +336,7 @@ static void test_unknown_key(void **state)
 {
 	(void)state;
 	expect_errors(BASE "    mtuu: 1500\n", 1,
-		      "t.yaml:9:5: ports[0].mtuu: unknown key (allowed: name, device, devargs, mtu, promiscuous, rx_queues)");
+		      "t.yaml:9:5: ports[0].mtuu: unknown key (allowed: name, device, devargs, mtu, promiscuous, flow_isolation, flow_steering, rx_queues)");
 	expect_errors("stat: {}\n" BASE, 1,
 		      "t.yaml:1:1: stat: unknown key (allowed: eal, log, executor, lcores, memory, ports, streams, stats)");
 	expect_errors(BASE "        batch: {max_packet: 4}\n", 1,
@@ -640,6 +657,123 @@ static void test_buf_size_too_small(void **state)
 		  "    buf_size: 1650\n" BASE_PORT);
 }
 
+/* ---- flow steering and header/data split ---- */
+
+#define SPLIT_POOLS                \
+	"memory:\n"                \
+	"  - name: gpu0\n"         \
+	"  - name: hdr0\n"         \
+	"    kind: host_pinned\n"  \
+	"  - name: dev1\n"         \
+	"    kind: device\n"
+#define SPLIT_PORT                   \
+	"ports:\n"                   \
+	"  - name: sensor0\n"        \
+	"    device: 0000:03:00.0\n" \
+	"    rx_queues:\n"           \
+	"      - lcore: 1\n"         \
+	"        mempool: gpu0\n"
+#define CAM0                                     \
+	"streams:\n"                             \
+	"  - name: cam0\n"                       \
+	"    port: sensor0\n"                    \
+	"    match: {udp_dst_port: 5000}\n"      \
+	"    frame: {packets: 4, payload_bytes: 1000}\n"
+
+static void test_split(void **state)
+{
+	(void)state;
+	/* lines 1-12 are the pools and the port; split: is line 13 */
+	expect_ok(SPLIT_POOLS SPLIT_PORT
+		  "        split:\n"
+		  "          header_mempool: hdr0\n"
+		  "          header_bytes: 78\n" CAM0);
+	const struct gi_cfg_split *sp = &cfg->ports[0].queues[0].split;
+	assert_true(sp->enabled);
+	assert_int_equal(sp->header_bytes, 78); /* exactly the headers of udp_seq with one VLAN tag */
+	assert_int_equal(sp->header_pool_index, 1);
+	assert_int_equal(cfg->ports[0].queues[0].pool_index, 0);
+	assert_int_equal(GI_SPLIT_MIN_HEADER_BYTES, 78);
+	expect_ok(SPLIT_POOLS SPLIT_PORT "        split: {header_mempool: gpu0, header_bytes: 1024}\n");
+	assert_int_equal(cfg->ports[0].queues[0].split.header_pool_index, 0); /* kind host: allowed */
+	expect_ok(SPLIT_POOLS SPLIT_PORT "        split: ~\n"); /* null: no split */
+	assert_false(cfg->ports[0].queues[0].split.enabled);
+
+	expect_errors(SPLIT_POOLS SPLIT_PORT "        split: {header_bytes: 128}\n", 1,
+		      "t.yaml:13:16: ports[0].rx_queues[0].split.header_mempool: missing required key");
+	expect_errors(SPLIT_POOLS SPLIT_PORT "        split: {header_mempool: hdr1}\n", 1,
+		      "t.yaml:13:33: ports[0].rx_queues[0].split.header_mempool: no memory pool named 'hdr1' "
+		      "(defined: gpu0, hdr0, dev1)");
+	expect_errors(SPLIT_POOLS SPLIT_PORT "        split: {header_mempool: dev1}\n", 1,
+		      "t.yaml:13:33: ports[0].rx_queues[0].split.header_mempool: memory pool 'dev1' is of kind "
+		      "device, but the CPU parses headers from segment 0 (allowed: a pool of kind host or host_pinned)");
+	expect_errors(SPLIT_POOLS SPLIT_PORT "        split: {header_mempool: hdr0, header_bytes: 63}\n", 1,
+		      "t.yaml:13:53: ports[0].rx_queues[0].split.header_bytes: 63 is out of range (allowed: 64..1024)");
+	expect_errors(SPLIT_POOLS SPLIT_PORT "        split: {header_mempool: hdr0, header_bytes: 77}\n" CAM0, 1,
+		      "t.yaml:13:53: ports[0].rx_queues[0].split.header_bytes: 77 bytes cannot hold the headers of "
+		      "stream cam0 on queue 0: needs at least 78 (14 Ethernet + 4 VLAN + 20 IPv4 + 8 UDP + 32 udp_seq; "
+		      "allowed: 78..1024)");
+	/* no stream on the port: nothing to hold yet */
+	expect_ok(SPLIT_POOLS SPLIT_PORT "        split: {header_mempool: hdr0, header_bytes: 64}\n");
+	expect_errors(SPLIT_POOLS SPLIT_PORT "        split: {header_mempool: hdr0, headr_bytes: 128}\n", 1,
+		      "t.yaml:13:39: ports[0].rx_queues[0].split.headr_bytes: unknown key "
+		      "(allowed: header_bytes, header_mempool)");
+	/* a header pool's explicit buf_size holds headroom + header_bytes */
+	expect_errors("memory:\n"
+		      "  - name: gpu0\n"
+		      "  - name: hdr0\n"
+		      "    buf_size: 256\n" SPLIT_PORT
+		      "        split: {header_mempool: hdr0, header_bytes: 129}\n",
+		      1, "t.yaml:4:15: memory[1].buf_size: 256 is too small for the header segment of port sensor0 "
+			 "queue 0: needs at least 257 (128 headroom + split.header_bytes 129)");
+	expect_ok("memory:\n"
+		  "  - name: gpu0\n"
+		  "  - name: hdr0\n"
+		  "    buf_size: 256\n" SPLIT_PORT
+		  "        split: {header_mempool: hdr0, header_bytes: 128}\n");
+}
+
+static void test_stream_queue(void **state)
+{
+	(void)state;
+	const char *fmt = BASE "      - lcore: 2\n"
+			       "        mempool: pool0\n"
+			       "streams:\n"
+			       "  - name: cam0\n"
+			       "    port: sensor0\n"
+			       "    queue: %s\n"
+			       "    match: {udp_dst_port: 5000}\n"
+			       "    frame: {packets: 4, payload_bytes: 1000}\n";
+	char yaml[512];
+
+	snprintf(yaml, sizeof(yaml), fmt, "1");
+	expect_ok(yaml);
+	assert_int_equal(cfg->streams[0].queue, 1);
+	snprintf(yaml, sizeof(yaml), fmt, "2");
+	expect_errors(yaml, 1, "t.yaml:14:12: streams[0].queue: stream cam0: 2 is not an rx queue of port sensor0, "
+			       "which has 2 (allowed: 0..1)");
+	snprintf(yaml, sizeof(yaml), fmt, "16");
+	expect_errors(yaml, 1, "t.yaml:14:12: streams[0].queue: 16 is out of range (allowed: 0..15)");
+	snprintf(yaml, sizeof(yaml), fmt, "-1");
+	expect_errors(yaml, 1, "t.yaml:14:12: streams[0].queue: -1 is out of range (allowed: 0..15)");
+}
+
+static void test_flow_options(void **state)
+{
+	(void)state;
+	expect_ok(BASE "    flow_isolation: yes\n");
+	assert_true(cfg->ports[0].flow_isolation);
+	assert_true(cfg->ports[0].flow_steering);
+	expect_ok(BASE "    flow_steering: off\n");
+	assert_false(cfg->ports[0].flow_steering);
+	expect_errors(BASE "    flow_isolation: true\n    flow_steering: false\n", 1,
+		      "t.yaml:9:21: ports[0].flow_isolation: isolation with flow_steering: false would drop every "
+		      "packet: isolated mode only delivers what an rte_flow rule matches (allowed: false, or set "
+		      "flow_steering: true)");
+	expect_errors(BASE "    flow_steering: maybe\n", 1,
+		      "t.yaml:9:20: ports[0].flow_steering: 'maybe' is not a boolean (allowed: true, false, yes, no, on, off)");
+}
+
 static void test_multiple_errors(void **state)
 {
 	(void)state;
@@ -818,6 +952,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_listen),
 		cmocka_unit_test(test_payload_exceeds_mtu),
 		cmocka_unit_test(test_buf_size_too_small),
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_stream_queue),
+		cmocka_unit_test(test_flow_options),
 		cmocka_unit_test(test_multiple_errors),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_no_errf),

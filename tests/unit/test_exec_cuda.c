@@ -1,0 +1,498 @@
+/*
+ * test_exec_cuda.c — the cuda executor backend, with or without a GPU.
+ *
+ * Without a GPU (CI): backend cuda/gpudev fails at create with -ENODEV and
+ * the one-line message the daemon logs; auto falls back to host and says
+ * why; both executor modes are accepted.
+ *
+ * Everywhere: the warp path the kernels run (gi_slot_stage +
+ * gi_exec_slot_warp, exec_warp.h) is driven on the CPU with 32 emulated
+ * lanes over the same slots as the host executor's gi_exec_slot_host(),
+ * with and without header/data split: frames, counters and stream state
+ * must be identical, and every payload byte must be written exactly once.
+ *
+ * With a GPU: the same traffic through the real cuda executor in both
+ * modes, frames and counters compared with the host reference.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* count destination writes inside the region under test (see test_frame.c) */
+static uint8_t *count_lo, *count_hi;
+static uint8_t *write_count; /* one counter per byte of [count_lo, count_hi) */
+#define GI_COPY_CHUNK(dst, src, n)                                                   \
+	do {                                                                         \
+		for (uint32_t b_ = 0; b_ < (n); b_++) {                              \
+			uint8_t *d_ = (uint8_t *)(dst) + b_;                         \
+			if (d_ >= count_lo && d_ < count_hi)                         \
+				write_count[d_ - count_lo]++;                        \
+			*d_ = ((const uint8_t *)(src))[b_];                          \
+		}                                                                    \
+	} while (0)
+
+#include <cmocka.h>
+#include <cuda_runtime_api.h>
+
+#include "kernels/exec_warp.h"
+#include "kernels/executor.h"
+#include "testpkt.h"
+
+#define PPF 8
+#define PAYLOAD 1000 /* > 32 lanes x 16 bytes, not a multiple of 16: every lane and a short last chunk */
+#define SLOTS 32
+#define WINDOW 3
+#define MAXB 48
+#define NSTREAMS 2
+#define MAXPKTS 512
+
+struct world {
+	struct gi_exec_ctx ctx;
+	struct gi_stream_rt st[NSTREAMS];
+	uint16_t *map;
+	uint8_t *frames[NSTREAMS];
+	uint64_t frame_bytes;
+	struct gi_exec_counters ctr;
+};
+
+/* The traffic: whole packets, plus where a split NIC would cut them. */
+struct traffic {
+	uint8_t (*pkt)[TP_MAX];
+	uint8_t (*seg0)[TP_MAX];
+	uint8_t (*seg1)[TP_MAX];
+	uint32_t len[MAXPKTS];
+	uint32_t cut[MAXPKTS];
+	uint32_t n;
+};
+
+static void world_init(struct world *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->map = malloc(65536 * sizeof(uint16_t));
+	for (int i = 0; i < 65536; i++)
+		w->map[i] = GI_STREAM_NONE;
+	w->frame_bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
+	for (int s = 0; s < NSTREAMS; s++) {
+		w->frames[s] = aligned_alloc(4096, GI_ALIGN_UP(w->frame_bytes, 4096));
+		memset(w->frames[s], 0, w->frame_bytes);
+		struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)w->frames[s];
+		gi_frame_ring_init(h, SLOTS, PPF, PAYLOAD, GI_FORMAT_UDP_SEQ, (uint32_t)s, "s", 1);
+		w->st[s] = (struct gi_stream_rt){ .format = GI_FORMAT_UDP_SEQ, .packets = PPF, .payload_bytes = PAYLOAD,
+						  .window = WINDOW, .frame_timeout_ns = 0, .ring = h };
+		w->map[6000 + s] = (uint16_t)s;
+	}
+	w->ctx = (struct gi_exec_ctx){ .n_streams = NSTREAMS, .n_ports = 1, .streams = w->st, .map = w->map };
+}
+
+static void world_fini(struct world *w)
+{
+	for (int s = 0; s < NSTREAMS; s++)
+		free(w->frames[s]);
+	free(w->map);
+}
+
+static void add_pkt(struct traffic *t, int s, uint32_t frame, uint16_t idx, uint32_t seq)
+{
+	struct tp_opts o = { .udp_dst = (uint16_t)(6000 + s), .vlan = (frame & 1) ? 5 : -1 };
+	struct gi_udp_seq h = { .stream_id = (uint16_t)(20 + s), .packets_per_frame = PPF, .seq = seq, .frame = frame,
+				.pkt_index = idx, .payload_len = PAYLOAD, .timestamp_ns = 9 };
+	uint32_t i = t->n++;
+	t->len[i] = tp_build(t->pkt[i], &o, &h);
+	/* a split NIC cuts after the headers (74 or 78 bytes) plus 0..47 payload bytes */
+	t->cut[i] = GI_MIN(t->len[i], 78u + (i * 7u) % 48u);
+	memcpy(t->seg0[i], t->pkt[i], t->cut[i]);
+	memcpy(t->seg1[i], t->pkt[i] + t->cut[i], t->len[i] - t->cut[i]);
+}
+
+/* Loss, reorder, duplicates, late packets, window pushes, junk: every path of classify. */
+static struct traffic *make_traffic(void)
+{
+	struct traffic *t = calloc(1, sizeof(*t));
+	t->pkt = calloc(MAXPKTS, TP_MAX);
+	t->seg0 = calloc(MAXPKTS, TP_MAX);
+	t->seg1 = calloc(MAXPKTS, TP_MAX);
+	uint32_t seq[NSTREAMS] = { 0, 0 };
+	for (uint32_t fr = 0; fr < 14; fr++)
+		for (int s = 0; s < NSTREAMS; s++)
+			for (int k = 0; k < PPF; k++) {
+				uint16_t p = (uint16_t)((fr % 3 == 1) ? PPF - 1 - k : k); /* some frames backwards */
+				uint32_t q = seq[s]++;
+				if ((fr == 4 && p == 2) || (s == 1 && fr == 7))
+					continue;                  /* lost packet; lost frame */
+				add_pkt(t, s, fr, p, q);
+				if (fr == 5 && p == 6)
+					add_pkt(t, s, fr, p, q);   /* duplicate */
+			}
+	add_pkt(t, 0, 0, 1, 1);                                   /* late: frame 0 long published */
+	memcpy(t->pkt[t->n], t->pkt[0], t->len[0]);               /* no stream: unknown port */
+	t->pkt[t->n][14 + 20 + 2] = 0x99;
+	t->len[t->n] = t->len[0];
+	t->cut[t->n] = t->cut[0];
+	memcpy(t->seg0[t->n], t->pkt[t->n], t->cut[t->n]);
+	memcpy(t->seg1[t->n], t->pkt[t->n] + t->cut[t->n], t->len[t->n] - t->cut[t->n]);
+	t->n++;
+	assert_true(t->n <= MAXPKTS);
+	return t;
+}
+
+static void free_traffic(struct traffic *t)
+{
+	free(t->pkt);
+	free(t->seg0);
+	free(t->seg1);
+	free(t);
+}
+
+/* Fill `slot` with packets [from, from + n) of t, as the rx lcore would. */
+static void fill_slot(struct gi_batch_slot *slot, const struct traffic *t, uint32_t from, uint32_t n, int split,
+		      uint8_t (*pkt)[TP_MAX], uint8_t (*seg0)[TP_MAX], uint8_t (*seg1)[TP_MAX])
+{
+	slot->n_pkts = n;
+	slot->port = 0;
+	slot->t_publish_ns = 1;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = from + k;
+		gi_slot_len(slot, MAXB)[k] = t->len[i];
+		if (split) {
+			gi_slot_addr(slot)[k] = (uint64_t)(uintptr_t)seg0[i];
+			gi_slot_len0(slot, MAXB)[k] = t->cut[i];
+			gi_slot_addr1(slot, MAXB)[k] = (uint64_t)(uintptr_t)seg1[i];
+		} else {
+			gi_slot_addr(slot)[k] = (uint64_t)(uintptr_t)pkt[i];
+		}
+	}
+}
+
+static void assert_same_world(const struct world *a, const struct world *b, int compare_times)
+{
+	for (int s = 0; s < NSTREAMS; s++) {
+		const struct gi_stream_rt *x = &a->st[s], *y = &b->st[s];
+		assert_memory_equal(&x->c, &y->c, sizeof(x->c));
+		assert_int_equal(x->next_pub, y->next_pub);
+		assert_int_equal(x->max_frame, y->max_frame);
+		assert_int_equal(x->min_frame, y->min_frame);
+		assert_int_equal(x->seq_max, y->seq_max);
+		if (compare_times) {
+			assert_memory_equal(&x->frame_latency, &y->frame_latency, sizeof(x->frame_latency));
+			assert_memory_equal(a->frames[s], b->frames[s], a->frame_bytes);
+			continue;
+		}
+		/* different clocks: everything but the time stamps must match */
+		struct gi_frame_ring_hdr *ha = (struct gi_frame_ring_hdr *)a->frames[s];
+		struct gi_frame_ring_hdr *hb = (struct gi_frame_ring_hdr *)b->frames[s];
+		assert_int_equal(ha->next_frame, hb->next_frame);
+		for (uint64_t f = 0; f < SLOTS; f++) {
+			struct gi_frame_slot *p = gi_frame_slot_at(ha, f), *q = gi_frame_slot_at(hb, f);
+			assert_int_equal(p->seq, q->seq);
+			assert_int_equal(p->state, q->state);
+			assert_int_equal(p->received, q->received);
+			assert_memory_equal(p + 1, q + 1, ha->slot_stride - sizeof(*p)); /* bitmap + payload */
+		}
+	}
+	assert_memory_equal(a->ctr.drops, b->ctr.drops, sizeof(a->ctr.drops));
+	assert_int_equal(a->ctr.packets, b->ctr.packets);
+	assert_int_equal(a->ctr.batches, b->ctr.batches);
+}
+
+/* Host executor body vs the warp body with 32 emulated lanes, slot by slot. */
+static void run_warp_vs_host(int split)
+{
+	struct traffic *t = make_traffic();
+	struct world ref, wp;
+	world_init(&ref);
+	world_init(&wp);
+	uint64_t rb = gi_ring_bytes(1, MAXB, (uint32_t)split);
+	struct gi_batch_ring *ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
+	memset(ring, 0, rb);
+	assert_int_equal(gi_ring_init(ring, 1, MAXB, (uint32_t)split), 0);
+	struct gi_batch_slot *slot = gi_ring_slot(ring, 0);
+	struct gi_batch_slot *staged = aligned_alloc(64, ring->slot_stride);
+	struct gi_warp_shared sh;
+
+	count_lo = wp.frames[0];
+	count_hi = wp.frames[0] + wp.frame_bytes;
+	write_count = calloc(1, wp.frame_bytes);
+
+	uint64_t now = 1000;
+	for (uint32_t from = 0; from < t->n; from += MAXB, now += 10) {
+		uint32_t n = GI_MIN((uint32_t)MAXB, t->n - from);
+		fill_slot(slot, t, from, n, split, t->pkt, t->seg0, t->seg1);
+		gi_exec_slot_host(&ref.ctx, &ref.ctr, slot, MAXB, (uint32_t)split, now);
+
+		memset(staged, 0xa5, ring->slot_stride); /* whatever the stage does not copy must not be read */
+		for (uint32_t lane = 0; lane < GI_WARP_LANES; lane++)
+			assert_int_equal(gi_slot_stage(staged, slot, MAXB, (uint32_t)split, lane, GI_WARP_LANES), n);
+		gi_exec_slot_warp(&wp.ctx, &wp.ctr, staged, MAXB, (uint32_t)split, now, 0, GI_WARP_LANES, &sh);
+	}
+	for (int s = 0; s < NSTREAMS; s++) {
+		gi_stream_flush(&ref.st[s], now);
+		gi_stream_flush(&wp.st[s], now);
+	}
+	assert_same_world(&ref, &wp, 1);
+
+	/* stream 0: each placed payload byte written once, nothing else written */
+	struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)wp.frames[0];
+	uint64_t placed_bytes = 0;
+	for (uint64_t f = 0; f < SLOTS; f++) {
+		struct gi_frame_slot *sl = gi_frame_slot_at(h, f);
+		for (uint32_t p = 0; p < PPF; p++) {
+			int got = (int)(gi_frame_bitmap(sl)[0] >> p & 1);
+			uint8_t *pay = gi_frame_payload(h, sl) + (uint64_t)p * PAYLOAD;
+			for (uint32_t b = 0; b < PAYLOAD; b++)
+				assert_int_equal(write_count[pay + b - count_lo], got);
+			placed_bytes += got ? PAYLOAD : 0;
+		}
+	}
+	uint64_t total = 0;
+	for (uint64_t b = 0; b < wp.frame_bytes; b++)
+		total += write_count[b];
+	assert_int_equal(total, placed_bytes);
+	assert_int_equal(placed_bytes, wp.st[0].c.bytes);
+	assert_true(wp.st[0].c.duplicates == 1 && wp.st[0].c.late == 1 && wp.st[0].c.lost == 1);
+	assert_int_equal(wp.ctr.drops[GI_DROP_NO_STREAM], 1);
+
+	free(write_count);
+	count_lo = count_hi = NULL;
+	free(staged);
+	free(ring);
+	world_fini(&ref);
+	world_fini(&wp);
+	free_traffic(t);
+}
+
+static void test_warp_matches_host(void **state)
+{
+	(void)state;
+	run_warp_vs_host(0);
+}
+
+static void test_warp_matches_host_split(void **state)
+{
+	(void)state;
+	run_warp_vs_host(1);
+}
+
+/* A corrupt n_pkts never takes the executor past the slot. */
+static void test_stage_clamps(void **state)
+{
+	(void)state;
+	uint64_t rb = gi_ring_bytes(1, 4, 0);
+	struct gi_batch_ring *ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
+	memset(ring, 0, rb);
+	gi_ring_init(ring, 1, 4, 0);
+	struct gi_batch_slot *slot = gi_ring_slot(ring, 0);
+	struct gi_batch_slot *staged = aligned_alloc(64, ring->slot_stride);
+	slot->n_pkts = 1000;
+	for (uint32_t lane = 0; lane < 3; lane++)
+		assert_int_equal(gi_slot_stage(staged, slot, 4, 0, lane, 3), 4);
+	assert_int_equal(staged->n_pkts, 4);
+	free(staged);
+	free(ring);
+}
+
+static int have_gpu(void)
+{
+	int n = 0;
+	return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+static struct gi_executor_conf conf_for(struct world *w, enum gi_backend b, enum gi_exec_mode m,
+					struct gi_batch_ring **rings, uint32_t n_rings)
+{
+	return (struct gi_executor_conf){ .backend = b, .mode = m, .idle = GI_IDLE_BUSY, .cpu = -1, .n_rings = n_rings,
+					  .rings = rings, .ctx = &w->ctx, .tick_ns = 1000000 };
+}
+
+static void test_cuda_without_gpu_fails_cleanly(void **state)
+{
+	(void)state;
+	if (have_gpu())
+		skip();
+	static const char *const prefix[] = { "executor backend 'cuda': no CUDA device or driver found (cudaGetDeviceCount: ",
+					      "executor backend 'gpudev': no CUDA device or driver found (cudaGetDeviceCount: " };
+	const char *suffix = "); use backend: host";
+	struct world w;
+	world_init(&w);
+	for (int k = 0; k < 2; k++)
+		for (int m = GI_EXEC_PERSISTENT; m <= GI_EXEC_LAUNCH; m++) {
+			char err[256] = "";
+			struct gi_executor *ex = NULL;
+			struct gi_executor_conf c =
+				conf_for(&w, k ? GI_BACKEND_GPUDEV : GI_BACKEND_CUDA, (enum gi_exec_mode)m, NULL, 0);
+			assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), -ENODEV);
+			assert_null(ex);
+			printf("# %s\n", err);
+			assert_memory_equal(err, prefix[k], strlen(prefix[k]));
+			assert_true(strlen(err) > strlen(suffix));
+			assert_string_equal(err + strlen(err) - strlen(suffix), suffix);
+			assert_null(strchr(err, '\n'));
+		}
+	world_fini(&w);
+}
+
+static void test_auto_falls_back_to_host(void **state)
+{
+	(void)state;
+	if (have_gpu())
+		skip();
+	struct world w;
+	world_init(&w);
+	uint64_t rb = gi_ring_bytes(4, 8, 0);
+	struct gi_batch_ring *ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
+	memset(ring, 0, rb);
+	gi_ring_init(ring, 4, 8, 0);
+	for (int m = GI_EXEC_PERSISTENT; m <= GI_EXEC_LAUNCH; m++) {
+		char err[256] = "";
+		struct gi_executor *ex = NULL;
+		struct gi_executor_conf c = conf_for(&w, GI_BACKEND_AUTO, (enum gi_exec_mode)m, &ring, 1);
+		assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), 0);
+		assert_string_equal(gi_executor_name(ex), "host");
+		const char *why = gi_executor_why(ex);
+		printf("# %s\n", why);
+		assert_memory_equal(why, "auto: no CUDA device or driver found (cudaGetDeviceCount: ", 58);
+		assert_string_equal(why + strlen(why) - strlen("); using host"), "); using host");
+		assert_string_equal(gi_executor_last_error(ex), "");
+		gi_executor_set_paused(ex, 1);
+		gi_executor_set_paused(ex, 0);
+		assert_int_equal(gi_executor_start(ex), 0);
+		assert_int_equal(gi_executor_stop(ex, 2000000000ull), 0);
+		assert_int_equal(gi_executor_counters(ex)->batches, 0);
+		gi_executor_destroy(ex);
+		ring->stop = 0;
+	}
+	free(ring);
+	world_fini(&w);
+}
+
+static void test_modes_and_bad_mode(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	char err[256];
+	struct gi_executor *ex = NULL;
+	struct gi_executor_conf c = conf_for(&w, GI_BACKEND_HOST, GI_EXEC_LAUNCH, NULL, 0);
+	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), 0);
+	assert_string_equal(gi_executor_why(ex), "");
+	gi_executor_destroy(ex);
+	c.mode = (enum gi_exec_mode)7;
+	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "unknown executor mode 7");
+	world_fini(&w);
+}
+
+/*
+ * GPU only: the real cuda executor over the same traffic, packets in
+ * mapped pinned memory, a producer on this thread; frames and counters
+ * must equal the host reference (time stamps aside).
+ */
+static void run_gpu(enum gi_exec_mode mode, int split)
+{
+	struct traffic *t = make_traffic();
+	struct world ref, gw;
+	world_init(&ref);
+	world_init(&gw);
+	uint8_t(*bufs)[TP_MAX];
+	size_t per = (size_t)MAXPKTS * TP_MAX;
+	assert_int_equal(cudaHostAlloc((void **)&bufs, 3 * per, cudaHostAllocMapped), cudaSuccess);
+	uint8_t(*dbufs)[TP_MAX];
+	assert_int_equal(cudaHostGetDevicePointer((void **)&dbufs, bufs, 0), cudaSuccess);
+	memcpy(bufs, t->pkt, per);
+	memcpy(bufs + MAXPKTS, t->seg0, per);
+	memcpy(bufs + 2 * MAXPKTS, t->seg1, per);
+
+	uint64_t rb = gi_ring_bytes(4, MAXB, (uint32_t)split);
+	struct gi_batch_ring *ring = aligned_alloc(4096, GI_ALIGN_UP(rb, 4096));
+	memset(ring, 0, rb);
+	gi_ring_init(ring, 4, MAXB, (uint32_t)split);
+
+	char err[256] = "";
+	struct gi_executor *ex = NULL;
+	struct gi_executor_conf c = conf_for(&gw, GI_BACKEND_CUDA, mode, &ring, 1);
+	int rc = gi_executor_create(&c, &ex, err, sizeof(err));
+	if (rc < 0)
+		fail_msg("%s", err);
+	printf("# %s\n", gi_executor_why(ex));
+	assert_string_equal(gi_executor_name(ex), "cuda");
+	assert_int_equal(gi_executor_start(ex), 0);
+
+	uint64_t head = 0, now = 1000;
+	for (uint32_t from = 0; from < t->n; from += MAXB, head++) {
+		uint32_t n = GI_MIN((uint32_t)MAXB, t->n - from);
+		uint64_t deadline = gi_now_ns() + 5000000000ull;
+		while (!gi_ring_has_room(ring, head))
+			if (gi_now_ns() > deadline)
+				fail_msg("the GPU did not consume slot %llu within 5 s", (unsigned long long)(head - 4));
+		struct gi_batch_slot *slot = gi_ring_slot(ring, head);
+		fill_slot(slot, t, from, n, split, dbufs, dbufs + MAXPKTS, dbufs + 2 * MAXPKTS);
+		slot->batch_seq = head;
+		slot->t_publish_ns = gi_now_ns();
+		gi_ring_publish(ring, head);
+	}
+	rc = gi_executor_stop(ex, 5000000000ull);
+	if (rc < 0)
+		fail_msg("stop: %d %s", rc, gi_executor_last_error(ex));
+	assert_int_equal(GI_LOAD_RELAXED_U64(&ring->tail), head);
+	gw.ctr = *gi_executor_counters(ex);
+	gi_executor_destroy(ex);
+
+	/* the host reference over the same batches */
+	uint64_t rrb = gi_ring_bytes(1, MAXB, (uint32_t)split);
+	struct gi_batch_ring *rr = aligned_alloc(64, GI_ALIGN_UP(rrb, 64));
+	memset(rr, 0, rrb);
+	gi_ring_init(rr, 1, MAXB, (uint32_t)split);
+	for (uint32_t from = 0; from < t->n; from += MAXB, now += 10) {
+		uint32_t n = GI_MIN((uint32_t)MAXB, t->n - from);
+		fill_slot(gi_ring_slot(rr, 0), t, from, n, split, t->pkt, t->seg0, t->seg1);
+		gi_exec_slot_host(&ref.ctx, &ref.ctr, gi_ring_slot(rr, 0), MAXB, (uint32_t)split, now);
+	}
+	for (int s = 0; s < NSTREAMS; s++)
+		gi_stream_flush(&ref.st[s], now);
+	assert_same_world(&ref, &gw, 0);
+	assert_int_equal(gw.ctr.batches, head);
+
+	free(rr);
+	free(ring);
+	cudaFreeHost(bufs);
+	world_fini(&ref);
+	world_fini(&gw);
+	free_traffic(t);
+}
+
+static void test_gpu_persistent(void **state)
+{
+	(void)state;
+	if (!have_gpu())
+		skip();
+	run_gpu(GI_EXEC_PERSISTENT, 0);
+	run_gpu(GI_EXEC_PERSISTENT, 1);
+}
+
+static void test_gpu_launch(void **state)
+{
+	(void)state;
+	if (!have_gpu())
+		skip();
+	run_gpu(GI_EXEC_LAUNCH, 0);
+	run_gpu(GI_EXEC_LAUNCH, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_warp_matches_host),
+		cmocka_unit_test(test_warp_matches_host_split),
+		cmocka_unit_test(test_stage_clamps),
+		cmocka_unit_test(test_cuda_without_gpu_fails_cleanly),
+		cmocka_unit_test(test_auto_falls_back_to_host),
+		cmocka_unit_test(test_modes_and_bad_mode),
+		cmocka_unit_test(test_gpu_persistent),
+		cmocka_unit_test(test_gpu_launch),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
