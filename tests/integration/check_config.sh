@@ -18,7 +18,7 @@ grep -q -- '--check-config' "$T/out" || fail "--help does not mention --check-co
 expect_rc 2 "$GPUINGESTD" --no-such-option
 expect_rc 2 "$GPUINGESTD" --duration abc
 
-for good in "$GI_SRC/config/gpuingest.yaml" "$GI_SRC/config/demo.yaml"; do
+for good in "$GI_SRC/config/gpuingest.yaml" "$GI_SRC/config/demo.yaml" "$GI_SRC"/config/examples/*.yaml; do
   expect_rc 0 "$GPUINGESTD" --check-config --config "$good"
   grep -q ': OK (' "$T/out" || fail "$good: no OK line"
 done
