@@ -836,6 +836,14 @@ static void check_ports(struct gi_ctx *c, struct gi_config *cfg)
 				       "lcore %u is eal.main_lcore (allowed: any other lcore; the main lcore runs the control loop)",
 				       rxq->lcore);
 			check_split(c, cfg, p, q);
+			/* vdevs (memif, pcap, af_packet…) copy packets into mbufs with the CPU */
+			if (rxq->pool_index >= 0 && cfg->pools[rxq->pool_index].kind == GI_MEM_DEVICE && !port->is_pci) {
+				fmt_path(path, sizeof(path), "ports[%u].rx_queues[%u].mempool", p, q);
+				err_at(c, mark_of(node_at(c, "%s", path)), path,
+				       "pool '%s' is of kind device, but port %s is a vdev whose driver writes packets with "
+				       "the CPU (allowed: host or host_pinned; device needs a PCI NIC with GPUDirect RDMA)",
+				       rxq->mempool, port->name);
+			}
 		}
 		if (port->flow_isolation && !port->flow_steering) {
 			fmt_path(path, sizeof(path), "ports[%u].flow_isolation", p);

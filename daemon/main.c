@@ -201,6 +201,23 @@ static int pools_and_ports_start(struct gi_daemon *d)
 			gi_log(GI_LOG_ERR, "%s", err);
 			return -ENODEV;
 		}
+	/* a GPU executor dereferences packet and header addresses: their pools must be GPU-visible */
+	if (d->mem.backend != GI_BACKEND_HOST)
+		for (uint32_t p = 0; p < c->n_ports; p++)
+			for (uint32_t q = 0; q < c->ports[p].n_queues; q++) {
+				const struct gi_cfg_queue *cq = &c->ports[p].queues[q];
+				int pool = cq->split.enabled ? cq->split.header_pool_index : cq->pool_index;
+				int other = cq->pool_index;
+				if (c->pools[pool].kind == GI_MEM_HOST || c->pools[other].kind == GI_MEM_HOST) {
+					gi_log(GI_LOG_ERR,
+					       "port %s queue %u: backend %s runs the kernels on the GPU, which cannot read "
+					       "memory pool '%s' of kind host; use kind host_pinned (or device for the "
+					       "payload pool), or backend: host",
+					       c->ports[p].name, q, gi_backend_name(d->mem.backend),
+					       c->pools[c->pools[pool].kind == GI_MEM_HOST ? pool : other].name);
+					return -EINVAL;
+				}
+			}
 	notify("STATUS=creating memory pools");
 	for (uint32_t i = 0; i < c->n_pools; i++) {
 		struct gi_pool_conf pc = {
@@ -300,11 +317,18 @@ static int frame_ring_start(struct gi_daemon *d, uint32_t i, uint64_t created_ns
 		gi_log(GI_LOG_ERR, "%s", err);
 		return -ENODEV;
 	}
-	rc = dev->alloc(dev, full, 64 * 1024, false, &d->dev_ring[i], err, sizeof(err));
+	/* 256: cuMemAlloc's own alignment, so va is the allocation base that
+	 * cuIpcGetMemHandle wants and cuIpcOpenMemHandle hands consumers */
+	rc = dev->alloc(dev, full, 256, false, &d->dev_ring[i], err, sizeof(err));
 	if (rc < 0) {
 		gi_log(GI_LOG_ERR, "stream %s: frame ring of %llu bytes in GPU memory: %s", cs->name,
 		       (unsigned long long)full, err);
 		return rc;
+	}
+	if (d->dev_ring[i].base) {
+		gi_log(GI_LOG_ERR, "stream %s: GPU frame ring is not at its allocation base; CUDA IPC cannot share it",
+		       cs->name);
+		return -EIO;
 	}
 	CUdeviceptr base = (CUdeviceptr)(uintptr_t)d->dev_ring[i].va;
 	CUipcMemHandle ipc;
@@ -318,7 +342,8 @@ static int frame_ring_start(struct gi_daemon *d, uint32_t i, uint64_t created_ns
 		       gi_cuda_drv_strerror(&d->cuda, (int)res, err, sizeof(err)));
 		return -EIO;
 	}
-	gi_frame_ring_make_mirror(h, (uint32_t)d->cfg.executor.device, (const uint8_t *)&ipc, full);
+	gi_frame_ring_make_mirror(h, (uint32_t)d->cfg.executor.device, d->cuda.pci_bus_id, (const uint8_t *)&ipc,
+				  full);
 	st->mirror = h;
 	st->ring = (struct gi_frame_ring_hdr *)(uintptr_t)base; /* a device address: the executor uses it as is */
 	return 0;

@@ -69,7 +69,8 @@ struct gi_frame_ring_hdr {
 	uint64_t dev_slot_stride; /* slot stride of the device ring */
 	uint64_t dev_ring_bytes;  /* size of the device allocation behind ipc_handle */
 	uint8_t ipc_handle[64];   /* CUipcMemHandle of the device ring (64 bytes by the CUDA ABI) */
-	uint8_t pad0[256 - 216];
+	char dev_pci_bus_id[32];  /* the GPU by PCI address: ordinals differ between processes */
+	uint8_t pad0[256 - 248];
 	/* written by the executor, read by consumers (own cache line) */
 	uint64_t next_frame;      /* frames < next_frame are final */
 	uint64_t first_frame;     /* first frame number this run saw */
@@ -152,12 +153,20 @@ GI_HD static inline uint8_t *gi_frame_payload(struct gi_frame_ring_hdr *h, struc
 	return (uint8_t *)s + h->payload_off;
 }
 
+/*
+ * The magic goes in last, with release ordering: a consumer that sees it
+ * sees a complete header (gi_frame_ring_make_mirror() republishes it).
+ */
+static inline void gi_frame_ring_publish_hdr(struct gi_frame_ring_hdr *h)
+{
+	__atomic_store_n(&h->magic, GI_FRAME_MAGIC, __ATOMIC_RELEASE);
+}
+
 /* Host-only: lay out a ring in zeroed memory of gi_frame_ring_bytes(). */
 static inline void gi_frame_ring_init(struct gi_frame_ring_hdr *h, uint32_t n_slots, uint32_t packets,
 				      uint32_t payload_bytes, uint32_t format, uint32_t stream_index,
 				      const char *name, uint64_t created_ns)
 {
-	h->magic = GI_FRAME_MAGIC;
 	h->version = GI_FRAME_VERSION;
 	h->hdr_bytes = (uint16_t)sizeof(*h);
 	h->n_slots = n_slots;
@@ -172,6 +181,7 @@ static inline void gi_frame_ring_init(struct gi_frame_ring_hdr *h, uint32_t n_sl
 	for (unsigned i = 0; i + 1 < sizeof(h->stream_name) && name && name[i]; i++)
 		h->stream_name[i] = name[i];
 	h->created_ns = created_ns;
+	gi_frame_ring_publish_hdr(h);
 }
 
 /*
@@ -179,8 +189,11 @@ static inline void gi_frame_ring_init(struct gi_frame_ring_hdr *h, uint32_t n_sl
  * mirror of a device ring of the same geometry.
  */
 static inline void gi_frame_ring_make_mirror(struct gi_frame_ring_hdr *h, uint32_t dev_ordinal,
-					     const uint8_t ipc_handle[64], uint64_t dev_ring_bytes)
+					     const char *pci_bus_id, const uint8_t ipc_handle[64],
+					     uint64_t dev_ring_bytes)
 {
+	__atomic_store_n(&h->magic, 0, __ATOMIC_RELAXED); /* consumers wait while it changes shape */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	h->dev_slot_stride = h->slot_stride;
 	h->slot_stride = gi_frame_meta_stride(h->packets_per_frame);
 	h->payload_in_device = 1;
@@ -188,6 +201,9 @@ static inline void gi_frame_ring_make_mirror(struct gi_frame_ring_hdr *h, uint32
 	h->dev_ring_bytes = dev_ring_bytes;
 	for (int i = 0; i < 64; i++)
 		h->ipc_handle[i] = ipc_handle[i];
+	for (unsigned i = 0; i + 1 < sizeof(h->dev_pci_bus_id) && pci_bus_id && pci_bus_id[i]; i++)
+		h->dev_pci_bus_id[i] = pci_bus_id[i];
+	gi_frame_ring_publish_hdr(h);
 }
 
 /*
@@ -196,13 +212,30 @@ static inline void gi_frame_ring_make_mirror(struct gi_frame_ring_hdr *h, uint32
  */
 #ifndef GI_COPY_CHUNK
 #if defined(__CUDA_ARCH__)
-#define GI_COPY_CHUNK(dst, src, n)                                                       \
-	do {                                                                             \
-		if ((n) == 16 && ((((uintptr_t)(dst)) | ((uintptr_t)(src))) & 15) == 0)  \
-			*(uint4 *)(dst) = *(const uint4 *)(src);                         \
-		else                                                                     \
-			for (uint32_t b_ = 0; b_ < (n); b_++)                            \
-				((uint8_t *)(dst))[b_] = ((const uint8_t *)(src))[b_];   \
+/*
+ * Widest access both pointers allow: a payload behind a 42-byte UDP header
+ * and a 32-byte sensor header starts 2-byte aligned in an mbuf, so the
+ * 16/8/4-byte steps matter; buffer split with header_bytes equal to the
+ * header length puts it at offset 0 of its own segment.
+ */
+#define GI_COPY_CHUNK(dst, src, n)                                                                    \
+	do {                                                                                          \
+		uintptr_t a_ = ((uintptr_t)(dst)) | ((uintptr_t)(src));                               \
+		if ((n) == 16 && (a_ & 15) == 0) {                                                    \
+			*(uint4 *)(dst) = *(const uint4 *)(src);                                      \
+		} else if ((n) == 16 && (a_ & 7) == 0) {                                              \
+			((uint2 *)(dst))[0] = ((const uint2 *)(src))[0];                              \
+			((uint2 *)(dst))[1] = ((const uint2 *)(src))[1];                              \
+		} else if ((n) == 16 && (a_ & 3) == 0) {                                              \
+			for (int w_ = 0; w_ < 4; w_++)                                                \
+				((uint32_t *)(dst))[w_] = ((const uint32_t *)(src))[w_];              \
+		} else if ((n) == 16 && (a_ & 1) == 0) {                                              \
+			for (int w_ = 0; w_ < 8; w_++)                                                \
+				((uint16_t *)(dst))[w_] = ((const uint16_t *)(src))[w_];              \
+		} else {                                                                              \
+			for (uint32_t b_ = 0; b_ < (n); b_++)                                         \
+				((uint8_t *)(dst))[b_] = ((const uint8_t *)(src))[b_];                \
+		}                                                                                     \
 	} while (0)
 #else
 #define GI_COPY_CHUNK(dst, src, n) __builtin_memcpy((dst), (src), (n))

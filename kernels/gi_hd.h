@@ -54,8 +54,6 @@
 #define GI_STORE_RELAXED_U32(p, v) (*(volatile uint32_t *)(p) = (v))
 #define GI_STORE_RELEASE_U32(p, v) \
 	do { __threadfence_system(); *(volatile uint32_t *)(p) = (v); } while (0)
-#define GI_FETCH_OR_U64(p, v) \
-	((uint64_t)atomicOr((unsigned long long *)(p), (unsigned long long)(v)))
 #define GI_FENCE_RELEASE() __threadfence_system()
 #else
 #define GI_LOAD_ACQUIRE_U64(p) __atomic_load_n((const uint64_t *)(p), __ATOMIC_ACQUIRE)
@@ -65,7 +63,6 @@
 #define GI_STORE_RELAXED_U64(p, v) __atomic_store_n((uint64_t *)(p), (uint64_t)(v), __ATOMIC_RELAXED)
 #define GI_STORE_RELAXED_U32(p, v) __atomic_store_n((uint32_t *)(p), (uint32_t)(v), __ATOMIC_RELAXED)
 #define GI_STORE_RELEASE_U32(p, v) __atomic_store_n((uint32_t *)(p), (uint32_t)(v), __ATOMIC_RELEASE)
-#define GI_FETCH_OR_U64(p, v) __atomic_fetch_or((uint64_t *)(p), (uint64_t)(v), __ATOMIC_RELAXED)
 /* orders every earlier access before every later store (seqlock writer entry) */
 #define GI_FENCE_RELEASE() __atomic_thread_fence(__ATOMIC_RELEASE)
 #endif

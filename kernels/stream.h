@@ -390,11 +390,16 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 	if (!gi_frame_is_open(s, frame))
 		gi_frame_open(st, s, frame, h.stream_id, h.timestamp_ns, now);
 
+	/* one writer per stream (DESIGN.md): a plain read-modify-write, no atomic
+	 * (atomics on host-mapped frame rings are not atomic across PCIe anyway) */
 	uint64_t bit = 1ull << (h.pkt_index & 63);
-	if (GI_FETCH_OR_U64(&gi_frame_bitmap(s)[h.pkt_index >> 6], bit) & bit) {
+	uint64_t *word = &gi_frame_bitmap(s)[h.pkt_index >> 6];
+	uint64_t old = GI_LOAD_RELAXED_U64(word);
+	if (old & bit) {
 		GI_COUNTER_ADD(&st->c.duplicates, 1);
 		return 0;
 	}
+	GI_STORE_RELAXED_U64(word, old | bit);
 	if (frame > st->max_frame)
 		st->max_frame = frame;
 	if (frame < st->min_frame)

@@ -65,11 +65,14 @@ static int cuda_device_alloc(const struct gi_mem_provider *p, size_t len, size_t
 		return -EINVAL;
 	}
 	/* cuMemAlloc only promises 256-byte alignment (large blocks are in
-	 * practice 2 MiB aligned); over-allocate by a page when it is not. */
+	 * practice 2 MiB aligned); over-allocate by `align` when it is not.
+	 * Callers that need va to be the allocation base (CUDA IPC) ask for 256. */
+	if (align < 256)
+		align = 256;
 	res = d->mem_alloc(&base, sz);
-	if (res == CUDA_SUCCESS && (base & (GI_GPU_PAGE - 1))) {
+	if (res == CUDA_SUCCESS && (base & (align - 1))) {
 		d->mem_free(base);
-		res = d->mem_alloc(&base, sz + GI_GPU_PAGE);
+		res = d->mem_alloc(&base, sz + align);
 	}
 	if (res != CUDA_SUCCESS) {
 		snprintf(err, errlen,
@@ -78,7 +81,7 @@ static int cuda_device_alloc(const struct gi_mem_provider *p, size_t len, size_t
 			 sz, d->device_index, d->pci_bus_id, gi_cuda_drv_strerror(d, res, eb, sizeof(eb)));
 		return res == CUDA_ERROR_OUT_OF_MEMORY ? -ENOMEM : -EIO;
 	}
-	va = (base + GI_GPU_PAGE - 1) & ~(CUdeviceptr)(GI_GPU_PAGE - 1);
+	va = (base + align - 1) & ~(CUdeviceptr)(align - 1);
 
 	/*
 	 * SYNC_MEMOPS: without it a synchronous cuMemcpy/cuMemset on this

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -199,10 +200,20 @@ static void ring_unmap(struct ring *r)
 static int ring_open_device(struct ring *r, const struct gi_frame_ring_hdr *h, char *why, size_t why_len)
 {
 	char err[200];
+	/* the daemon's GPU by PCI address: its ordinal here may differ
+	 * (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER); the ordinal is the first guess */
 	int rc = gi_cuda_drv_open(&r->drv, (int)h->dev_ordinal, err, sizeof(err));
+	for (int dev = 0; rc == 0 && h->dev_pci_bus_id[0] && strcasecmp(r->drv.pci_bus_id, h->dev_pci_bus_id) != 0;
+	     dev++) {
+		gi_cuda_drv_close(&r->drv);
+		rc = dev < 64 ? gi_cuda_drv_open(&r->drv, dev, err, sizeof(err)) : -ENODEV;
+		if (rc == -ENODEV)
+			snprintf(err, sizeof(err), "no GPU with PCI address %.31s is visible to this process",
+				 h->dev_pci_bus_id);
+	}
 	if (rc < 0) {
-		snprintf(why, why_len, "frames are in GPU memory (device %u) and CUDA is unusable here: %s",
-			 h->dev_ordinal, err);
+		snprintf(why, why_len, "frames are in GPU memory (device %u, %.31s) and CUDA is unusable here: %s",
+			 h->dev_ordinal, h->dev_pci_bus_id, err);
 		ring_unmap(r);
 		return rc;
 	}

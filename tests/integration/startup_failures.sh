@@ -28,8 +28,8 @@ expect_start_failure "$T/nodev.yaml" "EAL initialisation failed"
 
 # GPU memory and a GPU executor on a build/machine without them
 write_config "$T/dev.yaml" "net_null0" s0:5000:8:256
-sed -i 's/kind: host/kind: device/' "$T/dev.yaml"
-expect_start_failure "$T/dev.yaml" "memory pool pool0: kind device needs a GPU backend"
+sed -i 's/kind: host/kind: host_pinned/' "$T/dev.yaml"
+expect_start_failure "$T/dev.yaml" "memory pool pool0: kind host_pinned needs a GPU backend"
 write_config "$T/cuda.yaml" "net_null0" s0:5000:8:256
 sed -i 's/backend: host/backend: cuda/' "$T/cuda.yaml"
 expect_start_failure "$T/cuda.yaml" "use backend: host"

@@ -484,7 +484,9 @@ static void test_mirror_matches_ring(void **state)
 	for (int i = 0; i < 64; i++)
 		handle[i] = (uint8_t)(i * 3);
 	gi_frame_ring_init(m, SLOTS, PPF, PAYLOAD, GI_FORMAT_UDP_SEQ, 0, "a", 1);
-	gi_frame_ring_make_mirror(m, 2, handle, 12345);
+	gi_frame_ring_make_mirror(m, 2, "0000:41:00.0", handle, 12345);
+	assert_string_equal(m->dev_pci_bus_id, "0000:41:00.0");
+	assert_int_equal(m->magic, GI_FRAME_MAGIC);
 	assert_true(m->slot_stride < m->dev_slot_stride);
 	assert_true(m->dev_slot_stride == st->ring->slot_stride);
 	assert_true(gi_frame_dev_payload_off(m, 9) ==
