@@ -190,7 +190,24 @@ static int pools_and_ports_start(struct gi_daemon *d)
 	}
 	/* the backend decides where memory comes from: resolve it once, here */
 	notify("STATUS=probing GPU backends");
-	rc = gi_mem_setup(c->executor.backend, c->executor.device, &d->cuda, &d->mem);
+	enum gi_backend requested = c->executor.backend;
+	if (requested == GI_BACKEND_AUTO)
+		for (uint32_t p = 0; p < c->n_ports && requested == GI_BACKEND_AUTO; p++)
+			for (uint32_t q = 0; q < c->ports[p].n_queues; q++) {
+				const struct gi_cfg_queue *cq = &c->ports[p].queues[q];
+				int pool = cq->split.enabled ? cq->split.header_pool_index : cq->pool_index;
+				if (c->pools[pool].kind == GI_MEM_HOST || c->pools[cq->pool_index].kind == GI_MEM_HOST) {
+					/* a GPU executor could not read those packets: auto means host here */
+					gi_log(GI_LOG_INFO,
+					       "backend auto: port %s queue %u receives into kind host memory, which a GPU "
+					       "cannot read; using the host executor (use host_pinned or device pools for "
+					       "the GPU)",
+					       c->ports[p].name, q);
+					requested = GI_BACKEND_HOST;
+					break;
+				}
+			}
+	rc = gi_mem_setup(requested, c->executor.device, &d->cuda, &d->mem);
 	if (rc < 0)
 		return rc;
 	d->mem_up = true;

@@ -50,7 +50,13 @@ PY
 else
   echo "  (mount namespaces unavailable: /dev/shm size check not run)"
 fi
-# backend: auto on a machine without a GPU: starts on host and says why
+# backend: auto with GPU-visible pools on a machine without a GPU: falls back
+# to host, says why, and then refuses the pinned pool the host cannot serve
+write_config "$T/autopin.yaml" "net_null0" s0:5000:8:256
+sed -i -e 's/backend: host/backend: auto/' -e 's/kind: host/kind: host_pinned/' "$T/autopin.yaml"
+expect_start_failure "$T/autopin.yaml" "kind host_pinned needs a GPU backend (backend resolved to host: auto:"
+
+# backend: auto with host pools: starts on host and says why
 write_config "$T/auto.yaml" "net_null0" s0:5000:8:256
 sed -i 's/backend: host/backend: auto/' "$T/auto.yaml"
 rc=0
