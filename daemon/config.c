@@ -312,6 +312,7 @@ static const struct gi_key stream_keys[] = {
 	{ .name = "frame", .type = GI_K_MAP, .flags = REQ, .sub = &frame_sec },
 	K_MAP("ring", 0, &ring_sec),
 	K_INT("reorder_window", struct gi_cfg_stream, reorder_window, 1, 1024, 2, 0),
+	K_INT("resync_frames", struct gi_cfg_stream, resync_frames, 0, 1000000000, 1000, 0),
 	K_INT("frame_timeout_ms", struct gi_cfg_stream, frame_timeout_ms, 0, 60000, 1000, RELOAD),
 	K_END,
 };

@@ -99,6 +99,7 @@ struct gi_cfg_stream {
 	uint32_t ring_slots;         /* ring.slots [2, 4096], default 16 */
 	char shm[GI_NAME_MAX + 16];  /* ring.shm, POSIX shm name, default "/gpuingest-<name>" */
 	uint32_t reorder_window;     /* frames open at once [1, 1024], default 2, < ring.slots */
+	uint32_t resync_frames;      /* a jump beyond this many frames is a sender restart [0, 1e9], default 1000, 0 = never */
 	uint32_t frame_timeout_ms;   /* [0, 60000], default 1000, 0 = never */
 	int line;
 };

@@ -393,11 +393,16 @@ static int streams_start(struct gi_daemon *d)
 		if (rc < 0)
 			return rc;
 		st->format = cs->format;
+		gi_format_params_init(&st->fp, cs->format);
+		st->fp.resync_frames = cs->resync_frames;
 		st->packets = cs->frame_packets;
 		st->payload_bytes = cs->payload_bytes;
 		st->window = cs->reorder_window;
 		st->frame_timeout_ns = (uint64_t)cs->frame_timeout_ms * 1000000u;
-		d->stream_map[(size_t)cs->port_index * 65536u + cs->udp_dst_port] = (uint16_t)i;
+		/* streams sharing a (port, UDP port) are chained; their formats tell them apart */
+		uint16_t *head = &d->stream_map[(size_t)cs->port_index * 65536u + cs->udp_dst_port];
+		st->next_same_udp = *head;
+		*head = (uint16_t)i;
 		gi_log(GI_LOG_INFO, "stream %s: port %s queue %u udp %u, %u x %u-byte packets per frame, %u slots in %s%s",
 		       cs->name, cs->port, cs->queue, cs->udp_dst_port, cs->frame_packets, cs->payload_bytes,
 		       cs->ring_slots, cs->shm, st->mirror ? " (frames in GPU memory, CUDA IPC)" : "");

@@ -263,6 +263,7 @@ STREAM_GETTER(lost)
 STREAM_GETTER(duplicates)
 STREAM_GETTER(late)
 STREAM_GETTER(reordered)
+STREAM_GETTER(resyncs)
 #undef STREAM_GETTER
 
 static void per_port(struct gi_mw *w, const struct gi_metrics_snapshot *s, const char *name,
@@ -385,6 +386,9 @@ int gi_metrics_render(const struct gi_metrics_snapshot *s, struct gi_buf *out)
 	per_stream(&w, s, "stream_reordered_packets_total",
 		   "Packets that arrived after one with a higher sequence number.",
 		   stream_reordered);
+	per_stream(&w, s, "stream_resyncs_total",
+		   "Sender restarts: sequence jumps beyond resync_frames, after which the stream resynchronised.",
+		   stream_resyncs);
 
 	mw_family(&w, "stream_frames_total", "counter", "Frames published, by final state.");
 	for (uint32_t i = 0; i < s->n_streams; i++) {

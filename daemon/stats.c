@@ -37,6 +37,7 @@ static void stream_counters_read(struct gi_stream_counters *dst, const struct gi
 	dst->duplicates = GI_COUNTER_READ(&src->duplicates);
 	dst->late = GI_COUNTER_READ(&src->late);
 	dst->reordered = GI_COUNTER_READ(&src->reordered);
+	dst->resyncs = GI_COUNTER_READ(&src->resyncs);
 	for (int k = 0; k < GI_FRAMES__COUNT; k++)
 		dst->frames[k] = GI_COUNTER_READ(&src->frames[k]);
 }
@@ -252,10 +253,10 @@ void gi_stats_print_summary(const struct gi_daemon *d, FILE *f)
 		const struct gi_stream_counters *c = &st.s.streams[i].c;
 		fprintf(f,
 			"%s{\"name\":\"%s\",\"packets\":%llu,\"bytes\":%llu,\"lost\":%llu,\"duplicates\":%llu,\"late\":%llu,"
-			"\"reordered\":%llu",
+			"\"reordered\":%llu,\"resyncs\":%llu",
 			i ? "," : "", st.s.streams[i].name, (unsigned long long)c->packets, (unsigned long long)c->bytes,
 			(unsigned long long)c->lost, (unsigned long long)c->duplicates, (unsigned long long)c->late,
-			(unsigned long long)c->reordered);
+			(unsigned long long)c->reordered, (unsigned long long)c->resyncs);
 		for (int k = 0; k < GI_FRAMES__COUNT; k++)
 			fprintf(f, ",\"frames_%s\":%llu", frame_names[k], (unsigned long long)c->frames[k]);
 		fprintf(f, "}");

@@ -93,7 +93,7 @@ struct gi_frame_slot {
 	uint32_t received;     /* unique packets placed */
 	uint32_t state;        /* enum gi_frame_state */
 	uint32_t sensor_id;    /* the sender's stream id from the packet header */
-	uint8_t pad[GI_CACHE_LINE - 56];
+	uint64_t sensor_frame; /* the sender's frame number (or index since its first packet) */
 	/* uint64_t bitmap[bitmap_words]; then payload at payload_off */
 };
 GI_STATIC_ASSERT(sizeof(struct gi_frame_slot) == GI_CACHE_LINE, "frame slot header ABI");

@@ -33,31 +33,10 @@
 #include "hist.h"
 #include "pkt.h"
 #include "ring.h"
+#include "format.h"
 #include "udp_seq.h"
 
 GI_EXTERN_C_BEGIN
-
-enum gi_format {
-	GI_FORMAT_UDP_SEQ = 1,
-};
-
-enum gi_drop_reason {
-	GI_DROP_RING_FULL = 0,      /* counted by the rx lcore, never reaches the executor */
-	GI_DROP_NO_STREAM,          /* not IPv4/UDP, or no stream matches */
-	GI_DROP_MALFORMED_IP,       /* Ethernet/IPv4/UDP headers inconsistent, or a fragment */
-	GI_DROP_MALFORMED_TRUNCATED,/* sensor header cut short */
-	GI_DROP_MALFORMED_MAGIC,
-	GI_DROP_MALFORMED_VERSION,
-	GI_DROP_MALFORMED_LENGTH,   /* header length fields disagree with the packet */
-	GI_DROP_MALFORMED_INDEX,    /* packet index outside the frame */
-	GI_DROP_MALFORMED_GEOMETRY, /* frame geometry differs from the stream's config */
-	GI_DROP__COUNT
-};
-
-/* Label values of dropped_packets_total{reason}, indexed by gi_drop_reason. */
-#define GI_DROP_REASON_NAMES                                                                 \
-	{ "ring_full", "no_stream", "malformed_ip", "malformed_truncated", "malformed_magic",   \
-	  "malformed_version", "malformed_length", "malformed_index", "malformed_geometry" }
 
 enum gi_frame_count {
 	GI_FRAMES_COMPLETE = 0,
@@ -74,6 +53,7 @@ struct gi_stream_counters {
 	uint64_t duplicates;
 	uint64_t late;       /* its frame was already final */
 	uint64_t reordered;  /* arrived after a packet with a higher sequence number */
+	uint64_t resyncs;    /* sender restarts: a sequence jump beyond resync_frames */
 	uint64_t frames[GI_FRAMES__COUNT];
 };
 
@@ -86,14 +66,29 @@ struct gi_stream_rt {
 	uint64_t frame_timeout_ns;/* 0: frames only close by window or at shutdown */
 	struct gi_frame_ring_hdr *ring;   /* where frames are assembled (executor address) */
 	struct gi_frame_ring_hdr *mirror; /* consumers' metadata copy when ring is in GPU memory, else NULL */
+	struct gi_format_params fp;
+	uint16_t next_same_udp;   /* next stream sharing this (port, UDP port), GI_STREAM_NONE at the end */
+	uint16_t pad0;
 
 	/* sequencing state */
 	uint32_t started;
-	uint32_t pad;
-	uint64_t next_pub;        /* oldest frame not yet final (extended number) */
+	uint32_t epochs;          /* starts so far: 1 + resynchronisations */
+	uint64_t next_pub;        /* oldest frame not yet final (ring frame number) */
 	uint64_t max_frame;       /* newest frame seen */
 	uint64_t min_frame;       /* oldest frame seen: frames below it were never sent to us */
 	uint64_t seq_max;         /* newest sequence number seen, extended to 64 bits */
+	/*
+	 * Ring frame numbers are 64-bit and only grow, across wraparound of the
+	 * sender's counters and across sender restarts, so consumers' seqlock
+	 * arithmetic never goes backwards.  An epoch starts at the first packet
+	 * and at each resynchronisation:
+	 *   sender frame numbers: ring frame = frame_base + (raw_ext - raw_origin)
+	 *   frames from sequence: ring frame = frame_base + (seq_ext - seq_origin) / packets
+	 */
+	uint64_t frame_base;
+	uint64_t raw_max;         /* newest sender frame number, extended */
+	uint64_t raw_origin;
+	uint64_t seq_origin;
 
 	struct gi_stream_counters c;
 	struct gi_hist frame_latency;
@@ -135,6 +130,7 @@ struct gi_place {
 	uint32_t len1;
 	uint32_t len;       /* len0 + len1 */
 	uint32_t stream;
+	uint32_t closes;    /* the frame is final once this packet is in */
 	uint64_t frame;
 };
 
@@ -185,6 +181,7 @@ GI_HD static inline void gi_mirror_publish(struct gi_stream_rt *st, const struct
 	m->received = s->received;
 	m->state = s->state;
 	m->sensor_id = s->sensor_id;
+	m->sensor_frame = s->sensor_frame;
 	for (uint32_t w = 0; w < st->ring->bitmap_words; w++)
 		mbm[w] = bm[w];
 	/* the payload (device ring) and this metadata before the even seq */
@@ -262,7 +259,7 @@ GI_HD static inline void gi_stream_advance(struct gi_stream_rt *st, uint64_t new
 }
 
 GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame,
-				       uint32_t sensor_id, uint64_t sender_ts, uint64_t now)
+				       uint32_t sensor_id, uint64_t sensor_frame, uint64_t sender_ts, uint64_t now)
 {
 	uint64_t *bm = gi_frame_bitmap(s);
 
@@ -279,6 +276,7 @@ GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_
 	s->expected = st->packets;
 	s->received = 0;
 	s->sensor_id = sensor_id;
+	s->sensor_frame = sensor_frame;
 	for (uint32_t w = 0; w < st->ring->bitmap_words; w++)
 		bm[w] = 0;
 	s->state = GI_FRAME_FILLING;
@@ -298,6 +296,7 @@ GI_HD static inline void gi_stream_start(struct gi_stream_rt *st, uint64_t frame
 	st->max_frame = frame;
 	st->min_frame = frame;
 	st->seq_max = seq;
+	st->seq_origin = seq;
 	st->ring->first_frame = frame - back;
 	GI_STORE_RELEASE_U64(&st->ring->next_frame, frame - back);
 	GI_STORE_RELEASE_U32(&st->ring->started, 1); /* consumers read first_frame after acquiring this */
@@ -314,6 +313,126 @@ GI_HD static inline int gi_exec_drop(struct gi_exec_counters *ctr, enum gi_drop_
 	return 0;
 }
 
+/* Close the oldest open frame if its first packet is older than the timeout. */
+GI_HD static inline void gi_stream_tick(struct gi_stream_rt *st, uint64_t now)
+{
+	if (!st->started || st->frame_timeout_ns == 0)
+		return;
+	for (uint64_t f = st->next_pub; f <= st->max_frame && f < st->next_pub + st->window; f++) {
+		struct gi_frame_slot *s = gi_frame_slot_at(st->ring, f);
+		if (!gi_frame_is_open(s, f))
+			continue;
+		if (now - s->first_rx_ns >= st->frame_timeout_ns)
+			gi_stream_advance(st, f + 1, GI_FRAME_TIMED_OUT, now);
+		break;
+	}
+}
+
+/* Shutdown: everything seen so far becomes final. */
+GI_HD static inline void gi_stream_flush(struct gi_stream_rt *st, uint64_t now)
+{
+	if (st->started && st->next_pub <= st->max_frame)
+		gi_stream_advance(st, st->max_frame + 1, GI_FRAME_PARTIAL, now);
+}
+
+/* Does this packet belong to stream st?  (Chained streams share a UDP port.) */
+GI_HD static inline int gi_stream_match(const struct gi_stream_rt *st, const uint8_t *udp_payload, uint32_t len)
+{
+	switch (st->format) {
+	default:
+		(void)udp_payload;
+		(void)len;
+		return 1; /* one stream per (port, UDP port) */
+	}
+}
+
+/* The stream's format parser: 0 and `pi` filled, or a gi_drop_reason. */
+GI_HD static inline int gi_stream_parse(const struct gi_stream_rt *st, const struct gi_l4 *l4, const uint8_t *pkt,
+					uint32_t hdr_len, struct gi_pkt_info *pi)
+{
+	const uint8_t *u = pkt + l4->payload_off;
+	uint32_t avail = hdr_len > l4->payload_off ? hdr_len - l4->payload_off : 0;
+
+	switch (st->format) {
+	case GI_FORMAT_UDP_SEQ:
+		return gi_fmt_udp_seq_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes, pi);
+	default:
+		return GI_DROP_NO_STREAM;
+	}
+}
+
+/*
+ * A sender restart (a jump beyond resync_frames): everything open becomes
+ * final and a new epoch starts at this packet, above every frame number
+ * used so far, so the restart costs no phantom loss and consumers see
+ * frame numbers only grow.
+ */
+GI_HD static inline void gi_stream_resync(struct gi_stream_rt *st, uint64_t now)
+{
+	gi_stream_flush(st, now);
+	GI_COUNTER_ADD(&st->c.resyncs, 1);
+	st->started = 0;
+	st->frame_base = st->max_frame + st->window + 1;
+}
+
+/*
+ * Where packet `pi` goes: the ring frame number and the packet's index in
+ * it.  Returns 0, or 1 when the packet is late (its frame is final), or 2
+ * when the stream was resynchronised and this packet starts the new epoch.
+ */
+GI_HD static inline int gi_stream_locate(struct gi_stream_rt *st, const struct gi_pkt_info *pi, uint64_t now,
+					 uint64_t *frame, uint32_t *index)
+{
+	const struct gi_format_params *fp = &st->fp;
+
+	if (st->started) {
+		int64_t sd = gi_extend_delta(st->seq_max, pi->seq, fp->seq_bits);
+		int64_t jump = sd;
+		uint64_t limit = fp->resync_frames * (pi->has_frame ? 1 : st->packets);
+		if (pi->has_frame)
+			jump = gi_extend_delta(st->raw_max, pi->frame, fp->frame_bits);
+		if (limit && (uint64_t)(jump < 0 ? -jump : jump) > limit)
+			gi_stream_resync(st, now);
+	}
+	if (!st->started) {
+		/* a new epoch.  The first one numbers ring frames as the sender does;
+		 * after a restart they continue above everything used so far. */
+		if (st->epochs++ == 0)
+			st->frame_base = pi->has_frame ? pi->frame : 0;
+		st->raw_origin = st->raw_max = pi->frame;
+		gi_stream_start(st, st->frame_base, pi->seq); /* the first packet starts frame frame_base */
+	}
+
+	int64_t sd = gi_extend_delta(st->seq_max, pi->seq, fp->seq_bits);
+	uint64_t seq_ext = st->seq_max + (uint64_t)sd;
+	/* position relative to the epoch's first packet; negative for packets
+	 * reordered ahead of it, which the window (opened window - 1 frames back)
+	 * may still take */
+	int64_t rel;
+	if (pi->has_frame) {
+		int64_t fd = gi_extend_delta(st->raw_max, pi->frame, fp->frame_bits);
+		rel = (int64_t)(st->raw_max - st->raw_origin) + fd;
+		*index = pi->has_offset ? (uint32_t)(pi->byte_off / st->payload_bytes) : pi->pkt_index;
+		if (fd > 0)
+			st->raw_max += (uint64_t)fd;
+	} else {
+		int64_t n = (int64_t)(seq_ext - st->seq_origin);
+		int64_t p = (int64_t)st->packets;
+		rel = n >= 0 ? n / p : -((-n + p - 1) / p); /* floor division */
+		*index = (uint32_t)(n - rel * p);
+	}
+	if (rel < 0 && (uint64_t)(-rel) > st->frame_base)
+		return 1; /* below ring frame 0 */
+	*frame = st->frame_base + (uint64_t)rel;
+	if (*frame < st->next_pub)
+		return 1;
+	if (sd < 0)
+		GI_COUNTER_ADD(&st->c.reordered, 1);
+	else
+		st->seq_max = seq_ext;
+	return 0;
+}
+
 /*
  * One packet, one lane.  `pkt` holds the first `hdr_len` bytes of the
  * packet: all of it (hdr_len == len, seg1 NULL) or, with buffer split, the
@@ -327,7 +446,7 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 					 uint64_t now, struct gi_place *pl)
 {
 	struct gi_l4 l4;
-	struct gi_udp_seq h;
+	struct gi_pkt_info pi;
 
 	if (seg1 == NULL || hdr_len > len)
 		hdr_len = len;
@@ -342,58 +461,46 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 	if (port >= ctx->n_ports)
 		return gi_exec_drop(ctr, GI_DROP_NO_STREAM);
 	uint16_t si = ctx->map[(uint32_t)port * 65536u + l4.dst_port];
-	if (si == GI_STREAM_NONE)
+	const uint8_t *u = pkt + l4.payload_off;
+	uint32_t u_avail = hdr_len > l4.payload_off ? GI_MIN(hdr_len - l4.payload_off, l4.payload_len) : 0;
+	for (uint32_t hops = 0; si != GI_STREAM_NONE && hops < ctx->n_streams; hops++) {
+		if (gi_stream_match(&ctx->streams[si], u, u_avail))
+			break;
+		si = ctx->streams[si].next_same_udp;
+	}
+	if (si == GI_STREAM_NONE || si >= ctx->n_streams)
 		return gi_exec_drop(ctr, GI_DROP_NO_STREAM);
 	struct gi_stream_rt *st = &ctx->streams[si];
 
-	/* the only format so far; later formats switch on st->format here */
-	if (l4.payload_off + GI_UDP_SEQ_HDR_LEN > hdr_len && l4.payload_len >= GI_UDP_SEQ_HDR_LEN)
-		return gi_exec_drop(ctr, GI_DROP_MALFORMED_TRUNCATED); /* sensor header not in the header segment */
-	switch (gi_udp_seq_parse(pkt + l4.payload_off, l4.payload_len, &h)) {
-	case GI_UDP_SEQ_OK:
-		break;
-	case GI_UDP_SEQ_TRUNCATED:
-		return gi_exec_drop(ctr, GI_DROP_MALFORMED_TRUNCATED);
-	case GI_UDP_SEQ_BAD_MAGIC:
-		return gi_exec_drop(ctr, GI_DROP_MALFORMED_MAGIC);
-	case GI_UDP_SEQ_BAD_VERSION:
-		return gi_exec_drop(ctr, GI_DROP_MALFORMED_VERSION);
-	case GI_UDP_SEQ_BAD_LENGTH:
-		return gi_exec_drop(ctr, GI_DROP_MALFORMED_LENGTH);
-	default:
-		return gi_exec_drop(ctr, GI_DROP_MALFORMED_INDEX);
-	}
-	if (h.packets_per_frame != st->packets || h.payload_len != st->payload_bytes)
+	int why = gi_stream_parse(st, &l4, pkt, hdr_len, &pi);
+	if (why)
+		return gi_exec_drop(ctr, (enum gi_drop_reason)why);
+	if (pi.payload_len != st->payload_bytes)
 		return gi_exec_drop(ctr, GI_DROP_MALFORMED_GEOMETRY);
 
-	if (!st->started)
-		gi_stream_start(st, h.frame, h.seq);
-
-	int64_t fd = gi_extend_delta32(st->max_frame, h.frame);
-	uint64_t frame = st->max_frame + (uint64_t)fd;
-	/* below extended frame 0, or below the window: its frame is final */
-	if ((fd < 0 && (uint64_t)(-fd) > st->max_frame) || frame < st->next_pub) {
+	uint64_t frame;
+	uint32_t index;
+	if (gi_stream_locate(st, &pi, now, &frame, &index)) {
 		GI_COUNTER_ADD(&st->c.late, 1);
 		return 0;
 	}
-
-	int64_t sd = gi_extend_delta32(st->seq_max, h.seq);
-	if (sd < 0)
-		GI_COUNTER_ADD(&st->c.reordered, 1);
-	else
-		st->seq_max += (uint64_t)sd;
+	if (index >= st->packets)
+		return gi_exec_drop(ctr, GI_DROP_MALFORMED_INDEX);
 
 	if (frame >= st->next_pub + st->window)
 		gi_stream_advance(st, frame - st->window + 1, GI_FRAME_PARTIAL, now);
 
 	struct gi_frame_slot *s = gi_frame_slot_at(st->ring, frame);
 	if (!gi_frame_is_open(s, frame))
-		gi_frame_open(st, s, frame, h.stream_id, h.timestamp_ns, now);
+		gi_frame_open(st, s, frame, pi.sensor_id,
+			      pi.has_frame ? (pi.frame & ((st->fp.frame_bits >= 64 ? 0 : 1ull << st->fp.frame_bits) - 1))
+					   : frame - st->frame_base,
+			      pi.timestamp, now);
 
 	/* one writer per stream (DESIGN.md): a plain read-modify-write, no atomic
 	 * (atomics on host-mapped frame rings are not atomic across PCIe anyway) */
-	uint64_t bit = 1ull << (h.pkt_index & 63);
-	uint64_t *word = &gi_frame_bitmap(s)[h.pkt_index >> 6];
+	uint64_t bit = 1ull << (index & 63);
+	uint64_t *word = &gi_frame_bitmap(s)[index >> 6];
 	uint64_t old = GI_LOAD_RELAXED_U64(word);
 	if (old & bit) {
 		GI_COUNTER_ADD(&st->c.duplicates, 1);
@@ -405,15 +512,16 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 	if (frame < st->min_frame)
 		st->min_frame = frame;
 
-	uint32_t off = l4.payload_off + GI_UDP_SEQ_HDR_LEN; /* payload start in the packet */
-	pl->dst = gi_frame_payload(st->ring, s) + (uint64_t)h.pkt_index * st->payload_bytes;
-	pl->len = h.payload_len;
+	uint32_t off = l4.payload_off + pi.payload_off; /* payload start in the packet */
+	pl->dst = gi_frame_payload(st->ring, s) + (uint64_t)index * st->payload_bytes;
+	pl->len = pi.payload_len;
 	pl->len0 = GI_MIN(pl->len, hdr_len > off ? hdr_len - off : 0u);
 	pl->len1 = pl->len - pl->len0;
 	pl->src0 = pkt + off;
 	pl->src1 = seg1 ? seg1 + (off > hdr_len ? off - hdr_len : 0u) : NULL;
 	pl->stream = si;
 	pl->frame = frame;
+	pl->closes = pi.closes_frame;
 	return 1;
 }
 
@@ -448,30 +556,10 @@ GI_HD static inline void gi_exec_commit(struct gi_exec_ctx *ctx, const struct gi
 	s->received++;
 	GI_COUNTER_ADD(&st->c.packets, 1);
 	GI_COUNTER_ADD(&st->c.bytes, pl->len);
-	if (s->received == s->expected)
+	if (pl->closes && pl->frame >= st->next_pub)
+		gi_stream_advance(st, pl->frame + 1, GI_FRAME_PARTIAL, now); /* the sender says it is done */
+	else if (s->received == s->expected)
 		gi_stream_publish_ready(st, now); /* returns at once unless the head frame is complete */
-}
-
-/* Close the oldest open frame if its first packet is older than the timeout. */
-GI_HD static inline void gi_stream_tick(struct gi_stream_rt *st, uint64_t now)
-{
-	if (!st->started || st->frame_timeout_ns == 0)
-		return;
-	for (uint64_t f = st->next_pub; f <= st->max_frame && f < st->next_pub + st->window; f++) {
-		struct gi_frame_slot *s = gi_frame_slot_at(st->ring, f);
-		if (!gi_frame_is_open(s, f))
-			continue;
-		if (now - s->first_rx_ns >= st->frame_timeout_ns)
-			gi_stream_advance(st, f + 1, GI_FRAME_TIMED_OUT, now);
-		break;
-	}
-}
-
-/* Shutdown: everything seen so far becomes final. */
-GI_HD static inline void gi_stream_flush(struct gi_stream_rt *st, uint64_t now)
-{
-	if (st->started && st->next_pub <= st->max_frame)
-		gi_stream_advance(st, st->max_frame + 1, GI_FRAME_PARTIAL, now);
 }
 
 GI_EXTERN_C_END

@@ -368,7 +368,8 @@ static void check_frame(struct ring *r, struct gi_frame_slot *s, uint64_t f, str
 	const uint8_t *payload = r->dev_base ? r->staging : gi_frame_payload(h, s);
 	uint32_t ppf = h->packets_per_frame, pb = h->payload_bytes;
 	uint32_t received = s->received, expected = s->expected, state = s->state;
-	uint64_t seed = gi_pattern_seed((uint16_t)s->sensor_id, (uint32_t)f);
+	/* the sender's own frame number: ring numbers move on after a sender restart */
+	uint64_t seed = gi_pattern_seed((uint16_t)s->sensor_id, (uint32_t)s->sensor_frame);
 	uint64_t bits = 0;
 
 	memset(out, 0, sizeof(*out));

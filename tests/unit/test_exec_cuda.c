@@ -84,6 +84,7 @@ static void world_init(struct world *w)
 		gi_frame_ring_init(h, SLOTS, PPF, PAYLOAD, GI_FORMAT_UDP_SEQ, (uint32_t)s, "s", 1);
 		w->st[s] = (struct gi_stream_rt){ .format = GI_FORMAT_UDP_SEQ, .packets = PPF, .payload_bytes = PAYLOAD,
 						  .window = WINDOW, .frame_timeout_ns = 0, .ring = h };
+		gi_format_params_init(&w->st[s].fp, GI_FORMAT_UDP_SEQ);
 		w->map[6000 + s] = (uint16_t)s;
 	}
 	w->ctx = (struct gi_exec_ctx){ .n_streams = NSTREAMS, .n_ports = 1, .streams = w->st, .map = w->map };

@@ -47,6 +47,7 @@ static int setup(void **state)
 		gi_frame_ring_init(h, SLOTS, PPF, PAYLOAD, GI_FORMAT_UDP_SEQ, (uint32_t)s, s ? "b" : "a", 1);
 		f->st[s] = (struct gi_stream_rt){ .format = GI_FORMAT_UDP_SEQ, .packets = PPF, .payload_bytes = PAYLOAD,
 						  .window = WINDOW, .frame_timeout_ns = 1000000, .ring = h };
+		gi_format_params_init(&f->st[s].fp, GI_FORMAT_UDP_SEQ);
 		f->map[0 * 65536 + 5000 + s] = (uint16_t)s;
 	}
 	f->ctx = (struct gi_exec_ctx){ .n_streams = 2, .n_ports = 1, .streams = f->st, .map = f->map };
@@ -525,6 +526,78 @@ static void test_mirror_matches_ring(void **state)
 	free(m);
 }
 
+/* A sender restart (frame numbers jump back by far more than resync_frames):
+ * one resync, open frames published, no phantom loss, ring numbers grow. */
+static void test_resync_on_restart(void **state)
+{
+	struct fixture *f = *state;
+	struct gi_stream_rt *st = &f->st[0];
+	st->fp.resync_frames = 100;
+	uint32_t seq = 0;
+	for (uint32_t fr = 5000; fr < 5003; fr++)
+		for (uint16_t p = 0; p < PPF; p++)
+			queue_pkt(f, 0, fr, p, seq++);
+	/* restart: frame and sequence numbers from zero again */
+	seq = 0;
+	for (uint32_t fr = 0; fr < 3; fr++)
+		for (uint16_t p = 0; p < PPF; p++)
+			queue_pkt(f, 0, fr, p, seq++);
+	flush_batch(f);
+	gi_stream_flush(st, f->now);
+	assert_int_equal(st->c.resyncs, 1);
+	assert_int_equal(st->c.lost, 0);
+	assert_int_equal(st->c.late, 0);
+	assert_int_equal(st->c.frames[GI_FRAMES_COMPLETE], 6);
+	assert_true(st->ring->next_frame > 5003);
+	/* the new epoch's frames keep the sender's numbers for consumers */
+	struct gi_frame_slot *last = gi_frame_slot_at(st->ring, st->ring->next_frame - 1);
+	assert_true(last->sensor_frame == 2);
+	assert_int_equal(gi_pattern_mismatches(gi_frame_payload(st->ring, last), gi_pattern_seed(10, 2), 0,
+					       (uint64_t)PPF * PAYLOAD), 0);
+	assert_int_equal(accounted(f), f->fed);
+}
+
+/*
+ * Frames derived from a narrow sequence counter (no frame number on the
+ * wire), as VITA 49's 4-bit packet count: wraparound every 16 packets is
+ * followed, losses below half the counter range are located exactly.
+ */
+static void test_derived_frames_narrow_counter(void **state)
+{
+	(void)state;
+	static const uint32_t widths[] = { 4, 16, 24 };
+	for (unsigned w = 0; w < 3; w++) {
+		struct gi_stream_rt st;
+		uint64_t bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
+		uint8_t *mem = aligned_alloc(4096, bytes);
+		memset(mem, 0, bytes);
+		memset(&st, 0, sizeof(st));
+		gi_frame_ring_init((struct gi_frame_ring_hdr *)mem, SLOTS, PPF, PAYLOAD, GI_FORMAT_VITA49, 0, "v", 1);
+		st.ring = (struct gi_frame_ring_hdr *)mem;
+		st.packets = PPF;
+		st.payload_bytes = PAYLOAD;
+		st.window = WINDOW;
+		gi_format_params_init(&st.fp, GI_FORMAT_VITA49);
+		st.fp.seq_bits = widths[w];
+		uint64_t mask = (1ull << widths[w]) - 1, start = mask - 5; /* wraps early */
+		uint32_t placed = 0;
+		for (uint64_t k = 0; k < 40 * PPF; k++) {
+			if (k % 7 == 3)
+				continue; /* lose one packet in seven: fewer than 8 in a row */
+			struct gi_pkt_info pi = { .seq = (start + k) & mask, .payload_len = PAYLOAD };
+			uint64_t frame;
+			uint32_t index;
+			assert_int_equal(gi_stream_locate(&st, &pi, 1, &frame, &index), 0);
+			assert_true(frame == k / PPF);
+			assert_int_equal(index, k % PPF);
+			placed++;
+		}
+		assert_int_equal(st.c.reordered, 0);
+		assert_true(placed > 0);
+		free(mem);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -539,6 +612,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_accounting_identity_random, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_buffer_split, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mirror_matches_ring, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resync_on_restart, setup, teardown),
+		cmocka_unit_test(test_derived_frames_narrow_counter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
