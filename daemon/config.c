@@ -112,7 +112,8 @@ static const struct gi_enum_val mem_kinds[] = {
 	{ "host", GI_MEM_HOST }, { "host_pinned", GI_MEM_HOST_PINNED }, { "device", GI_MEM_DEVICE }, { NULL, 0 },
 };
 static const struct gi_enum_val formats[] = {
-	{ "udp_seq", GI_FORMAT_UDP_SEQ }, { NULL, 0 },
+	{ "udp_seq", GI_FORMAT_UDP_SEQ }, { "rocev2", GI_FORMAT_ROCEV2 }, { "vita49", GI_FORMAT_VITA49 },
+	{ "custom", GI_FORMAT_CUSTOM }, { NULL, 0 },
 };
 
 static const char *enum_name(const struct gi_enum_val *e, int v)
