@@ -52,6 +52,7 @@ enum {
 	GI_KEY_POW2 = 1 << 2,    /* GI_K_INT: power of two */
 	GI_KEY_ZERO_OK = 1 << 3, /* GI_K_INT: 0 is allowed besides [min, max] */
 	GI_KEY_PRESENCE = 1 << 4, /* GI_K_MAP: sets the bool at present_off when the map is given */
+	GI_KEY_HEX = 1 << 5,      /* GI_K_INT: decimal or 0x hex, unsigned 64-bit; min/max compared as uint64 */
 };
 
 struct gi_enum_val {
@@ -289,7 +290,10 @@ static const struct gi_key port_keys[] = {
 };
 /* match:, frame: and ring: are YAML grouping only: their keys land in the stream itself */
 static const struct gi_key match_keys[] = {
-	K_INT("udp_dst_port", struct gi_cfg_stream, udp_dst_port, 1, 65535, 0, REQ),
+	/* required except with format rocev2 (4791): check_streams() says so */
+	K_INT("udp_dst_port", struct gi_cfg_stream, udp_dst_port, 1, 65535, 0, 0),
+	K_INT("dst_qp", struct gi_cfg_stream, rocev2_dst_qp, 0, 0xffffff, -1, 0), /* rocev2 */
+	K_INT("stream_id", struct gi_cfg_stream, vita49_stream_id, 0, 4294967295ll, -1, 0), /* vita49 */
 	K_END,
 };
 static const struct gi_key frame_keys[] = {
@@ -304,6 +308,57 @@ static const struct gi_key ring_keys[] = {
 };
 static const struct gi_section match_sec = { match_keys, 0 }, frame_sec = { frame_keys, 0 },
 				ring_sec = { ring_keys, 0 };
+/* vita49: (format vita49 only; check_vita49() says so otherwise) */
+static const struct gi_key vita49_keys[] = {
+	K_INT("ts_step_ps", struct gi_cfg_vita49, ts_step_ps, 0, 1000000000000ll, 0, 0),
+	K_END,
+};
+static const struct gi_section vita49_sec = { vita49_keys, 0 };
+/* custom: (format custom only; check_custom() says so otherwise), kernels/fmt_custom.h */
+static const struct gi_enum_val custom_widths[] = {
+	{ "1", 1 }, { "2", 2 }, { "4", 4 }, { "8", 8 }, { NULL, 0 },
+};
+static const struct gi_enum_val custom_endians[] = {
+	{ "big", GI_CUSTOM_BIG }, { "little", GI_CUSTOM_LITTLE }, { NULL, 0 },
+};
+static const struct gi_key custom_field_keys[] = {
+	K_INT("offset", struct gi_custom_field, offset, 0, 8999, 0, REQ),
+	K_ENUM("width", struct gi_custom_field, width, custom_widths, 0, REQ),
+	K_ENUM("endian", struct gi_custom_field, endian, custom_endians, GI_CUSTOM_BIG, 0),
+	K_INT("mask", struct gi_custom_field, mask, 1, -1, 0, GI_KEY_HEX), /* 0: the whole field */
+	K_INT("shift", struct gi_custom_field, shift, 0, 63, 0, 0),
+	K_END,
+};
+static const struct gi_section custom_field_sec = { custom_field_keys, 0 };
+#define K_CUSTOM_FIELD(n, id, fl)                                                                     \
+	{ .name = n, .type = GI_K_MAP, .flags = fl, .off = offsetof(struct gi_cfg_custom, map.f[id]), \
+	  .sub = &custom_field_sec }
+static const struct gi_key custom_keys[] = {
+	K_INT("header_bytes", struct gi_cfg_custom, map.header_bytes, 1, 9000, 0, REQ),
+	K_INT("payload_offset", struct gi_cfg_custom, map.payload_offset, 0, 9000, -1, 0), /* -1: header_bytes */
+	K_INT("trailer_bytes", struct gi_cfg_custom, map.trailer_bytes, 0, 9000, 0, 0),
+	K_CUSTOM_FIELD("seq", GI_CUSTOM_SEQ, REQ),
+	K_CUSTOM_FIELD("frame", GI_CUSTOM_FRAME, 0),
+	K_CUSTOM_FIELD("index", GI_CUSTOM_INDEX, 0),
+	K_CUSTOM_FIELD("id", GI_CUSTOM_ID, 0),
+	K_CUSTOM_FIELD("timestamp", GI_CUSTOM_TIMESTAMP, 0),
+	K_END,
+};
+static const struct gi_section custom_sec = { custom_keys, 0 };
+/* rocev2: (format rocev2 only; check_rocev2() says so otherwise), kernels/fmt_rocev2.h */
+static const struct gi_enum_val rocev2_icrc_modes[] = {
+	{ "verify", GI_ROCEV2_ICRC_VERIFY }, { "ignore", GI_ROCEV2_ICRC_IGNORE }, { NULL, 0 },
+};
+static const struct gi_enum_val rocev2_close_ons[] = {
+	{ "none", GI_ROCEV2_CLOSE_NONE }, { "last", GI_ROCEV2_CLOSE_LAST }, { "imm", GI_ROCEV2_CLOSE_IMM }, { NULL, 0 },
+};
+static const struct gi_key rocev2_keys[] = {
+	K_INT("base_va", struct gi_cfg_rocev2, base_va, 0, -1, 0, GI_KEY_HEX),
+	K_ENUM("icrc", struct gi_cfg_rocev2, icrc, rocev2_icrc_modes, GI_ROCEV2_ICRC_VERIFY, 0),
+	K_ENUM("close_on", struct gi_cfg_rocev2, close_on, rocev2_close_ons, GI_ROCEV2_CLOSE_NONE, 0),
+	K_END,
+};
+static const struct gi_section rocev2_sec = { rocev2_keys, 0 };
 static const struct gi_key stream_keys[] = {
 	K_NAME("name", struct gi_cfg_stream, name, REQ),
 	K_NAME("port", struct gi_cfg_stream, port, REQ),
@@ -315,6 +370,9 @@ static const struct gi_key stream_keys[] = {
 	K_INT("reorder_window", struct gi_cfg_stream, reorder_window, 1, 1024, 2, 0),
 	K_INT("resync_frames", struct gi_cfg_stream, resync_frames, 0, 1000000000, 1000, 0),
 	K_INT("frame_timeout_ms", struct gi_cfg_stream, frame_timeout_ms, 0, 60000, 1000, RELOAD),
+	K_OPT_MAP("vita49", struct gi_cfg_stream, vita49, struct gi_cfg_vita49, given, &vita49_sec),
+	K_OPT_MAP("custom", struct gi_cfg_stream, custom, struct gi_cfg_custom, given, &custom_sec),
+	K_OPT_MAP("rocev2", struct gi_cfg_stream, rocev2, struct gi_cfg_rocev2, given, &rocev2_sec),
 	K_END,
 };
 static const struct gi_key stats_keys[] = {
@@ -369,7 +427,10 @@ static const char *allowed(const struct gi_key *k, char *buf, size_t len)
 	buf[0] = '\0';
 	switch (k->type) {
 	case GI_K_INT:
-		if (k->flags & GI_KEY_POW2)
+		if (k->flags & GI_KEY_HEX)
+			snprintf(buf, len, " (allowed: 0x%" PRIx64 "..0x%" PRIx64 ", decimal or 0x hex)", (uint64_t)k->min,
+				 (uint64_t)k->max);
+		else if (k->flags & GI_KEY_POW2)
 			snprintf(buf, len, " (allowed: powers of two %" PRId64 "..%" PRId64 ")", k->min, k->max);
 		else
 			snprintf(buf, len, " (allowed: %s%" PRId64 "..%" PRId64 ")",
@@ -496,6 +557,23 @@ static bool parse_bool(const char *s, bool *out)
 	return false;
 }
 
+/* GI_KEY_HEX values (bit masks): decimal digits, or 0x then hex digits; unsigned, no overflow. */
+static bool parse_uint_hex(const char *s, uint64_t *out)
+{
+	int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	const char *p = s + (hex ? 2 : 0);
+	char *end;
+
+	if (!*p)
+		return false;
+	for (const char *q = p; *q; q++)
+		if (hex ? !isxdigit((unsigned char)*q) : !isdigit((unsigned char)*q))
+			return false;
+	errno = 0;
+	*out = strtoull(p, &end, hex ? 16 : 10);
+	return errno == 0 && *end == '\0';
+}
+
 /* Decimal only: an optional '-', then digits, nothing else; no overflow. */
 static bool parse_int(const char *s, int64_t *out)
 {
@@ -530,6 +608,16 @@ static void parse_scalar(struct gi_ctx *c, yaml_node_t *n, const struct gi_key *
 	}
 	switch (k->type) {
 	case GI_K_INT:
+		if (k->flags & GI_KEY_HEX) {
+			uint64_t u;
+			if (!parse_uint_hex(s, &u))
+				err_at(c, n->start_mark, path, "'%s' is not a decimal or 0x hex integer%s", s, al);
+			else if (u < (uint64_t)k->min || u > (uint64_t)k->max)
+				err_at(c, n->start_mark, path, "%s is out of range%s", s, al);
+			else
+				memcpy(p, &u, sizeof(u)); /* GI_KEY_HEX keys are 8 bytes */
+			break;
+		}
 		if (!parse_int(s, &v))
 			err_at(c, n->start_mark, path, "'%s' is not a decimal integer%s", s, al);
 		else if ((v < k->min || v > k->max) && !(v == 0 && (k->flags & GI_KEY_ZERO_OK)))
@@ -929,6 +1017,22 @@ static void check_lcores(struct gi_ctx *c, const struct gi_config *cfg)
 	}
 }
 
+/*
+ * May two streams match the same (port, UDP port)?  Only when their formats
+ * tell their packets apart (gi_stream_match): vita49 streams by distinct
+ * stream IDs, each one given.
+ */
+static bool streams_share_udp(const struct gi_cfg_stream *a, const struct gi_cfg_stream *b)
+{
+	if (a->format == GI_FORMAT_VITA49 && b->format == GI_FORMAT_VITA49)
+		return a->vita49_stream_id >= 0 && b->vita49_stream_id >= 0 &&
+		       a->vita49_stream_id != b->vita49_stream_id;
+	/* rocev2 streams by destination QP; check_rocev2() reports a QP used twice */
+	if (a->format == GI_FORMAT_ROCEV2 && b->format == GI_FORMAT_ROCEV2)
+		return true;
+	return false;
+}
+
 static void check_streams(struct gi_ctx *c, struct gi_config *cfg)
 {
 	char path[GI_PATH_BUF], names[GI_PATH_MAX];
@@ -943,9 +1047,21 @@ static void check_streams(struct gi_ctx *c, struct gi_config *cfg)
 		if (s->port_index < 0 && s->port[0] && cfg->n_ports)
 			err_at(c, mark_of(node_at(c, "%s", path)), path, "no port named '%s' (defined: %s)", s->port,
 			       list_names(cfg->ports[0].name, sizeof(cfg->ports[0]), cfg->n_ports, names, sizeof(names)));
+		/* match.udp_dst_port: rocev2 defaults to 4791, every other format names it */
+		if (!s->udp_dst_port && s->format == GI_FORMAT_ROCEV2) {
+			s->udp_dst_port = GI_ROCEV2_UDP_PORT;
+		} else if (!s->udp_dst_port) {
+			yaml_node_t *m = node_at(c, "streams[%u].match", i);
+			fmt_path(path, sizeof(path), "streams[%u].match.udp_dst_port", i);
+			/* reported already: no match: at all, or a udp_dst_port out of range */
+			if (m && m != node_at(c, "streams[%u]", i) && node_at(c, "%s", path) == m)
+				err_at(c, mark_of(m), path, "missing required key (allowed: 1..65535; format rocev2 "
+				       "defaults to 4791)");
+		}
 		if (s->port_index >= 0 && s->udp_dst_port) {
 			for (uint32_t j = 0; j < i; j++) {
-				if (cfg->streams[j].port_index == s->port_index && cfg->streams[j].udp_dst_port == s->udp_dst_port) {
+				if (cfg->streams[j].port_index == s->port_index && cfg->streams[j].udp_dst_port == s->udp_dst_port &&
+				    !streams_share_udp(&cfg->streams[j], s)) {
 					fmt_path(path, sizeof(path), "streams[%u].match.udp_dst_port", i);
 					err_at(c, mark_of(node_at(c, "%s", path)), path,
 					       "udp port %u on port %s is already matched by stream '%s' (line %d)",
@@ -954,7 +1070,7 @@ static void check_streams(struct gi_ctx *c, struct gi_config *cfg)
 				}
 			}
 		}
-		if (s->port_index >= 0 && s->payload_bytes &&
+		if (s->port_index >= 0 && s->payload_bytes && s->format != GI_FORMAT_ROCEV2 /* check_rocev2() */ &&
 		    s->payload_bytes + GI_IPV4_UDP_HDR_LEN + GI_UDP_SEQ_HDR_LEN > cfg->ports[s->port_index].mtu) {
 			fmt_path(path, sizeof(path), "streams[%u].frame.payload_bytes", i);
 			err_at(c, mark_of(node_at(c, "%s", path)), path,
@@ -973,6 +1089,267 @@ static void check_streams(struct gi_ctx *c, struct gi_config *cfg)
 			fmt_path(path, sizeof(path), "streams[%u].reorder_window", i);
 			err_at(c, mark_of(node_at(c, "%s", path)), path,
 			       "%u must be less than ring.slots (allowed: 1..%u)", s->reorder_window, s->ring_slots - 1);
+		}
+	}
+}
+
+/*
+ * vita49's keys belong to vita49 streams; a VRT payload is whole 32-bit
+ * words.  (The MTU check of check_streams() already holds for VRT: its
+ * largest prologue plus trailer, 8 words, is udp_seq's 32 bytes.)
+ */
+static void check_vita49(struct gi_ctx *c, const struct gi_config *cfg)
+{
+	char path[GI_PATH_BUF];
+
+	for (uint32_t i = 0; i < cfg->n_streams; i++) {
+		const struct gi_cfg_stream *s = &cfg->streams[i];
+
+		if (s->format != GI_FORMAT_VITA49) {
+			if (s->vita49_stream_id >= 0) {
+				fmt_path(path, sizeof(path), "streams[%u].match.stream_id", i);
+				err_at(c, mark_of(node_at(c, "%s", path)), path,
+				       "only for format vita49 (stream %s is %s; allowed: remove it or set format: vita49)",
+				       s->name, gi_format_name(s->format));
+			}
+			if (s->vita49.given) {
+				fmt_path(path, sizeof(path), "streams[%u].vita49", i);
+				err_at(c, mark_of(node_at(c, "%s", path)), path,
+				       "only for format vita49 (stream %s is %s; allowed: remove it or set format: vita49)",
+				       s->name, gi_format_name(s->format));
+			}
+			continue;
+		}
+		if (s->payload_bytes % 4) {
+			fmt_path(path, sizeof(path), "streams[%u].frame.payload_bytes", i);
+			err_at(c, mark_of(node_at(c, "%s", path)), path,
+			       "%u is not a whole number of 32-bit VRT words (allowed: a multiple of 4)", s->payload_bytes);
+		}
+		/* streams sharing a UDP port share its rte_flow rule, hence its queue */
+		for (uint32_t j = 0; j < i; j++) {
+			const struct gi_cfg_stream *o = &cfg->streams[j];
+			if (o->format != GI_FORMAT_VITA49 || o->port_index != s->port_index || s->port_index < 0 ||
+			    o->udp_dst_port != s->udp_dst_port || o->queue == s->queue)
+				continue;
+			fmt_path(path, sizeof(path), "streams[%u].queue", i);
+			err_at(c, mark_of(node_at(c, "%s", path)), path,
+			       "%u differs from queue %u of stream '%s' (line %d), which shares port %s udp %u: one "
+			       "rte_flow rule steers that UDP port (allowed: %u)",
+			       s->queue, o->queue, o->name, o->line, s->port, s->udp_dst_port, o->queue);
+			break;
+		}
+	}
+}
+
+/* ---- format rocev2 (kernels/fmt_rocev2.h) ---- */
+
+/*
+ * rocev2's keys belong to rocev2 streams; each needs a destination QP,
+ * unique among the rocev2 streams of its (port, UDP port); streams sharing
+ * a UDP port share its rte_flow rule, hence its queue; and the payload plus
+ * IPv4, UDP, the largest header set (BTH + RETH + ImmDt), pad and ICRC must
+ * fit the MTU.
+ */
+static void check_rocev2(struct gi_ctx *c, const struct gi_config *cfg)
+{
+	char path[GI_PATH_BUF];
+
+	for (uint32_t i = 0; i < cfg->n_streams; i++) {
+		const struct gi_cfg_stream *s = &cfg->streams[i];
+
+		if (s->format != GI_FORMAT_ROCEV2) {
+			if (s->rocev2_dst_qp != UINT32_MAX) {
+				fmt_path(path, sizeof(path), "streams[%u].match.dst_qp", i);
+				err_at(c, mark_of(node_at(c, "%s", path)), path,
+				       "only for format rocev2 (stream %s is %s; allowed: remove it or set format: rocev2)",
+				       s->name, gi_format_name(s->format));
+			}
+			if (s->rocev2.given) {
+				fmt_path(path, sizeof(path), "streams[%u].rocev2", i);
+				err_at(c, mark_of(node_at(c, "%s", path)), path,
+				       "only for format rocev2 (stream %s is %s; allowed: remove it or set format: rocev2)",
+				       s->name, gi_format_name(s->format));
+			}
+			continue;
+		}
+		if (s->rocev2_dst_qp == UINT32_MAX) {
+			yaml_node_t *m = node_at(c, "streams[%u].match", i);
+			fmt_path(path, sizeof(path), "streams[%u].match.dst_qp", i);
+			if (m && m != node_at(c, "streams[%u]", i) && node_at(c, "%s", path) == m)
+				err_at(c, mark_of(m), path, "missing required key for format rocev2 (allowed: 0..16777215)");
+		}
+		for (uint32_t j = 0; j < i; j++) {
+			const struct gi_cfg_stream *o = &cfg->streams[j];
+			if (o->format != GI_FORMAT_ROCEV2 || o->port_index != s->port_index || s->port_index < 0 ||
+			    o->udp_dst_port != s->udp_dst_port)
+				continue;
+			if (o->rocev2_dst_qp == s->rocev2_dst_qp && s->rocev2_dst_qp != UINT32_MAX) {
+				fmt_path(path, sizeof(path), "streams[%u].match.dst_qp", i);
+				err_at(c, mark_of(node_at(c, "%s", path)), path,
+				       "QP %u on port %s udp %u is already matched by stream '%s' (line %d)", s->rocev2_dst_qp,
+				       s->port, s->udp_dst_port, o->name, o->line);
+				break;
+			}
+			if (o->queue != s->queue) {
+				fmt_path(path, sizeof(path), "streams[%u].queue", i);
+				err_at(c, mark_of(node_at(c, "%s", path)), path,
+				       "%u differs from queue %u of stream '%s' (line %d), which shares port %s udp %u: one "
+				       "rte_flow rule steers that UDP port (allowed: %u)",
+				       s->queue, o->queue, o->name, o->line, s->port, s->udp_dst_port, o->queue);
+				break;
+			}
+		}
+		uint32_t over = GI_IPV4_UDP_HDR_LEN + GI_ROCEV2_MAX_HDR_LEN + GI_ROCEV2_ICRC_LEN;
+		uint32_t padded = (s->payload_bytes + 3u) & ~3u;
+		if (s->port_index >= 0 && s->payload_bytes && padded + over > cfg->ports[s->port_index].mtu) {
+			uint32_t mtu = cfg->ports[s->port_index].mtu;
+			fmt_path(path, sizeof(path), "streams[%u].frame.payload_bytes", i);
+			err_at(c, mark_of(node_at(c, "%s", path)), path,
+			       "%u does not fit port %s's mtu %u (allowed: 1..%d: mtu - 20 IPv4 - 8 UDP - 12 BTH - 16 RETH - "
+			       "4 ImmDt - 4 ICRC, rounded down to 4 bytes)",
+			       s->payload_bytes, s->port, mtu, mtu > over ? (int)((mtu - over) & ~3u) : 0);
+		}
+	}
+}
+
+/* ---- format custom: the header map (kernels/fmt_custom.h) ---- */
+
+/* One field of a custom map: inside the header, a mask that fits and is one run, a useful shift. */
+static void check_custom_field(struct gi_ctx *c, const struct gi_cfg_stream *s, uint32_t i, uint32_t k)
+{
+	static const char *const names[] = GI_CUSTOM_FIELD_NAMES;
+	const struct gi_custom_field *f = &s->custom.map.f[k];
+	uint32_t hdr = s->custom.map.header_bytes;
+	uint64_t full = gi_custom_full_mask(f->width), mask = f->mask ? f->mask : full;
+	char path[GI_PATH_BUF];
+
+	if (f->offset + f->width > hdr) {
+		fmt_path(path, sizeof(path), "streams[%u].custom.%s.offset", i, names[k]);
+		if (hdr >= f->width)
+			err_at(c, mark_of(node_at(c, "%s", path)), path,
+			       "bytes %u..%u end past header_bytes %u (allowed: 0..%u for a %u-byte field)", f->offset,
+			       f->offset + f->width - 1, hdr, hdr - f->width, f->width);
+		else
+			err_at(c, mark_of(node_at(c, "%s", path)), path,
+			       "a %u-byte field does not fit header_bytes %u (allowed: header_bytes of at least %u)",
+			       f->width, hdr, f->offset + f->width);
+		return;
+	}
+	fmt_path(path, sizeof(path), "streams[%u].custom.%s.mask", i, names[k]);
+	if (mask & ~full) {
+		err_at(c, mark_of(node_at(c, "%s", path)), path,
+		       "0x%" PRIx64 " has bits outside the %u-byte field (allowed: 0x1..0x%" PRIx64 ")", mask, f->width,
+		       full);
+		return;
+	}
+	uint64_t run = mask >> __builtin_ctzll(mask);
+	if (run & (run + 1)) {
+		err_at(c, mark_of(node_at(c, "%s", path)), path,
+		       "0x%" PRIx64 " is not one contiguous run of ones (allowed: a mask such as 0xffff or 0x0ff0)", mask);
+		return;
+	}
+	int lo = __builtin_ctzll(mask), hi = 64 - __builtin_clzll(mask);
+	int bits = gi_custom_value_bits(mask, f->shift);
+	if (bits <= 0) {
+		fmt_path(path, sizeof(path), "streams[%u].custom.%s.shift", i, names[k]);
+		err_at(c, mark_of(node_at(c, "%s", path)), path,
+		       "%u %s (allowed: %d..%d for mask 0x%" PRIx64 ")", f->shift,
+		       bits < 0 ? "leaves the value's low bits always zero" : "shifts out every bit of the mask", lo,
+		       hi - 1, mask);
+		return;
+	}
+	if ((k == GI_CUSTOM_SEQ || k == GI_CUSTOM_FRAME) && bits < 4) {
+		fmt_path(path, sizeof(path), "streams[%u].custom.%s.%s", i, names[k],
+			 f->shift ? "shift" : f->mask ? "mask" : "width");
+		err_at(c, mark_of(node_at(c, "%s", path)), path,
+		       "leaves a %d-bit counter (allowed: mask and shift that keep at least 4 bits)", bits);
+	}
+}
+
+/* Port MTU, split header segments, and the map as a whole. */
+static void check_custom_stream(struct gi_ctx *c, const struct gi_config *cfg, struct gi_cfg_stream *s, uint32_t i)
+{
+	struct gi_fmt_custom_params *m = &s->custom.map;
+	char path[GI_PATH_BUF];
+
+	if (m->payload_offset == UINT32_MAX)
+		m->payload_offset = m->header_bytes;
+	if (!m->header_bytes || !m->f[GI_CUSTOM_SEQ].width)
+		return; /* missing keys are reported by the walker */
+	for (uint32_t k = 0; k < GI_CUSTOM__FIELDS; k++)
+		if (m->f[k].width)
+			check_custom_field(c, s, i, k);
+	if (m->f[GI_CUSTOM_INDEX].width && !m->f[GI_CUSTOM_FRAME].width) {
+		fmt_path(path, sizeof(path), "streams[%u].custom.index", i);
+		err_at(c, mark_of(node_at(c, "%s", path)), path,
+		       "needs frame: an index places a packet within the sender's frame (allowed: add custom.frame, or "
+		       "leave index out and frames follow from seq)");
+	}
+	uint64_t seq_mask = m->f[GI_CUSTOM_SEQ].mask ? m->f[GI_CUSTOM_SEQ].mask
+						      : gi_custom_full_mask(m->f[GI_CUSTOM_SEQ].width);
+	int seq_bits = gi_custom_value_bits(seq_mask, m->f[GI_CUSTOM_SEQ].shift);
+	if (m->f[GI_CUSTOM_FRAME].width && !m->f[GI_CUSTOM_INDEX].width && s->frame_packets &&
+	    ((s->frame_packets & (s->frame_packets - 1)) ||
+	     (seq_bits > 0 && seq_bits < 32 && s->frame_packets > (1u << seq_bits)))) {
+		fmt_path(path, sizeof(path), "streams[%u].custom.frame", i);
+		err_at(c, mark_of(node_at(c, "%s", path)), path,
+		       "without custom.index a packet's index is seq %% frame.packets, which needs frame.packets (%u) to "
+		       "be a power of two no larger than the seq counter's range (allowed: add custom.index)",
+		       s->frame_packets);
+	}
+	uint32_t udp_len = m->payload_offset + s->payload_bytes + m->trailer_bytes;
+	if (s->payload_bytes && m->header_bytes > udp_len) {
+		fmt_path(path, sizeof(path), "streams[%u].custom.header_bytes", i);
+		err_at(c, mark_of(node_at(c, "%s", path)), path,
+		       "%u is longer than the packet: payload_offset %u + frame.payload_bytes %u + trailer_bytes %u = %u "
+		       "(allowed: 1..%u)",
+		       m->header_bytes, m->payload_offset, s->payload_bytes, m->trailer_bytes, udp_len, udp_len);
+	}
+	if (s->port_index < 0 || !s->payload_bytes)
+		return;
+	const struct gi_cfg_port *port = &cfg->ports[s->port_index];
+	if (udp_len + GI_IPV4_UDP_HDR_LEN > port->mtu) {
+		fmt_path(path, sizeof(path), "streams[%u].custom", i);
+		err_at(c, mark_of(node_at(c, "%s", path)), path,
+		       "packets of %u UDP payload bytes (payload_offset %u + frame.payload_bytes %u + trailer_bytes %u) do "
+		       "not fit port %s's mtu %u (allowed: up to %u: mtu - 20 IPv4 - 8 UDP)",
+		       udp_len, m->payload_offset, s->payload_bytes, m->trailer_bytes, port->name, port->mtu,
+		       port->mtu - GI_IPV4_UDP_HDR_LEN);
+	}
+	for (uint32_t q = 0; q < port->n_queues; q++) {
+		const struct gi_cfg_split *sp = &port->queues[q].split;
+		uint32_t need = 14u + 4u + 20u + 8u + m->header_bytes;
+		if (!sp->enabled || sp->header_bytes >= need)
+			continue;
+		fmt_path(path, sizeof(path), "streams[%u].custom.header_bytes", i);
+		err_at(c, mark_of(node_at(c, "%s", path)), path,
+		       "%u does not fit segment 0 of port %s queue %u (split.header_bytes %u holds 14 Ethernet + 4 VLAN + "
+		       "20 IPv4 + 8 UDP + up to %d; allowed: 1..%d there)",
+		       m->header_bytes, port->name, q, sp->header_bytes, (int)sp->header_bytes - 46,
+		       (int)sp->header_bytes - 46);
+		break;
+	}
+}
+
+/* custom: is required with format custom and allowed with it only. */
+static void check_custom(struct gi_ctx *c, struct gi_config *cfg)
+{
+	char path[GI_PATH_BUF];
+
+	for (uint32_t i = 0; i < cfg->n_streams; i++) {
+		struct gi_cfg_stream *s = &cfg->streams[i];
+
+		if (s->format == GI_FORMAT_CUSTOM && !s->custom.given) {
+			fmt_path(path, sizeof(path), "streams[%u].format", i);
+			err_at(c, mark_of(node_at(c, "%s", path)), path,
+			       "custom needs a custom: map describing the sensor's header (required: custom.header_bytes, "
+			       "custom.seq)");
+		} else if (s->format != GI_FORMAT_CUSTOM && s->custom.given) {
+			fmt_path(path, sizeof(path), "streams[%u].custom", i);
+			err_at(c, mark_of(node_at(c, "%s", path)), path,
+			       "only allowed with format: custom (this stream's format is %s)", gi_format_name(s->format));
+		} else if (s->custom.given) {
+			check_custom_stream(c, cfg, s, i);
 		}
 	}
 }
@@ -1040,6 +1417,9 @@ static void cross_check(struct gi_ctx *c, struct gi_config *cfg)
 	check_pools(c, cfg);
 	check_lcores(c, cfg);
 	check_streams(c, cfg);
+	check_vita49(c, cfg);
+	check_custom(c, cfg);
+	check_rocev2(c, cfg);
 	check_split_headers(c, cfg);
 }
 
@@ -1179,7 +1559,12 @@ static int64_t load_int(const void *p, size_t size)
 static void key_value(const struct gi_key *k, const char *p, char *buf, size_t len)
 {
 	switch (k->type) {
-	case GI_K_INT: snprintf(buf, len, "%" PRId64, load_int(p, k->size)); break;
+	case GI_K_INT:
+		if (k->flags & GI_KEY_HEX)
+			snprintf(buf, len, "0x%" PRIx64, (uint64_t)load_int(p, k->size));
+		else
+			snprintf(buf, len, "%" PRId64, load_int(p, k->size));
+		break;
 	case GI_K_ENUM: snprintf(buf, len, "%s", enum_name(k->enums, (int)load_int(p, k->size))); break;
 	case GI_K_BOOL: snprintf(buf, len, "%s", *(const bool *)p ? "true" : "false"); break;
 	default: snprintf(buf, len, "'%s'", p); break;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "kernels/executor.h"
+#include "kernels/fmt_custom.h"
 #include "pmd_glue/log.h"
 #include "pmd_glue/mem.h"
 
@@ -87,11 +88,35 @@ struct gi_cfg_port {
 	int line;
 };
 
+/* A vita49 stream's sequencing (streams[].vita49:). */
+struct gi_cfg_vita49 {
+	bool given;                  /* the vita49: map is present */
+	uint64_t ts_step_ps;         /* timestamp increment per packet in TSF units [0, 1e12], 0 = use the 4-bit count */
+};
+
+/*
+ * A custom stream's header map (streams[].custom:, README "Sensor format
+ * custom").  The fields land in the kernels' own struct; a field whose map
+ * is absent has width 0.
+ */
+struct gi_cfg_custom {
+	bool given;                      /* the custom: map is present */
+	struct gi_fmt_custom_params map; /* payload_offset UINT32_MAX until the cross-check resolves it */
+};
+
+/* A rocev2 stream's placement and checks (streams[].rocev2:, README "Sensor format rocev2"). */
+struct gi_cfg_rocev2 {
+	bool given;                  /* the rocev2: map is present */
+	uint64_t base_va;            /* VA of byte 0 of the frame buffer, default 0, decimal or 0x hex */
+	int icrc;                    /* enum gi_rocev2_icrc_mode: verify (default) | ignore */
+	int close_on;                /* enum gi_rocev2_close_on: none (default) | last | imm */
+};
+
 struct gi_cfg_stream {
 	char name[GI_NAME_MAX];
 	char port[GI_NAME_MAX];
 	int port_index;              /* resolved by the cross-check */
-	uint16_t udp_dst_port;       /* match.udp_dst_port, [1, 65535], required */
+	uint16_t udp_dst_port;       /* match.udp_dst_port, [1, 65535], required except rocev2 (default 4791) */
 	uint32_t queue;              /* rx queue of the port its rte_flow rule steers to, default 0 */
 	enum gi_format format;       /* udp_seq */
 	uint32_t frame_packets;      /* frame.packets [1, 65535], required */
@@ -101,6 +126,13 @@ struct gi_cfg_stream {
 	uint32_t reorder_window;     /* frames open at once [1, 1024], default 2, < ring.slots */
 	uint32_t resync_frames;      /* a jump beyond this many frames is a sender restart [0, 1e9], default 1000, 0 = never */
 	uint32_t frame_timeout_ms;   /* [0, 60000], default 1000, 0 = never */
+	/* format vita49 only (README "Sensor format vita49") */
+	int64_t vita49_stream_id;    /* match.stream_id [0, 2^32 - 1], -1 = not given: every VRT packet of the port */
+	struct gi_cfg_vita49 vita49; /* vita49:, optional */
+	struct gi_cfg_custom custom; /* custom:, required with format custom, allowed with it only */
+	/* format rocev2 only (README "Sensor format rocev2") */
+	uint32_t rocev2_dst_qp;      /* match.dst_qp [0, 2^24 - 1], required with rocev2; UINT32_MAX = not given */
+	struct gi_cfg_rocev2 rocev2; /* rocev2:, optional */
 	int line;
 };
 

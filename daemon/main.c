@@ -261,11 +261,18 @@ static int pools_and_ports_start(struct gi_daemon *d)
 		/* one rte_flow rule per stream of this port; only read during setup */
 		static struct gi_flow_rule rules[GI_MAX_STREAMS];
 		unsigned n_rules = 0;
-		for (uint32_t i = 0; i < c->n_streams; i++)
-			if (c->streams[i].port_index == (int)p)
+		for (uint32_t i = 0; i < c->n_streams; i++) {
+			unsigned r = 0;
+			if (c->streams[i].port_index != (int)p)
+				continue;
+			/* streams sharing a UDP port (rocev2 QPs, VRT stream IDs) share its rule, and so its queue */
+			while (r < n_rules && rules[r].udp_dst_port != c->streams[i].udp_dst_port)
+				r++;
+			if (r == n_rules)
 				rules[n_rules++] = (struct gi_flow_rule){ .udp_dst_port = c->streams[i].udp_dst_port,
 									 .queue = (uint16_t)c->streams[i].queue,
 									 .stream = c->streams[i].name };
+		}
 		struct gi_port_conf pc = {
 			.name = cp->name,
 			.device = cp->device,
@@ -395,6 +402,24 @@ static int streams_start(struct gi_daemon *d)
 		st->format = cs->format;
 		gi_format_params_init(&st->fp, cs->format);
 		st->fp.resync_frames = cs->resync_frames;
+		if (cs->format == GI_FORMAT_ROCEV2) {
+			struct gi_fmt_rocev2_params rp = { .base_va = cs->rocev2.base_va, .dst_qp = cs->rocev2_dst_qp,
+							   .icrc = (uint32_t)cs->rocev2.icrc,
+							   .close_on = (uint32_t)cs->rocev2.close_on };
+			gi_fmt_rocev2_set(&st->fp, &rp);
+		}
+		if (cs->format == GI_FORMAT_CUSTOM)
+			gi_fmt_custom_setup(&st->fp, &cs->custom.map); /* the header map, counters' widths */
+		if (cs->format == GI_FORMAT_VITA49) {
+			struct gi_fmt_vita49_params vp = {
+				.ts_step_ps = cs->vita49.ts_step_ps,
+				.stream_id = (uint32_t)(cs->vita49_stream_id < 0 ? 0 : cs->vita49_stream_id),
+				.has_stream_id = cs->vita49_stream_id >= 0,
+			};
+			gi_vita49_params_store(&st->fp, &vp);
+			if (vp.ts_step_ps)
+				st->fp.seq_bits = 64; /* the sequence comes from the timestamp, not the 4-bit count */
+		}
 		st->packets = cs->frame_packets;
 		st->payload_bytes = cs->payload_bytes;
 		st->window = cs->reorder_window;

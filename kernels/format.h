@@ -40,13 +40,19 @@ enum gi_drop_reason {
 	GI_DROP_MALFORMED_LENGTH,   /* header length fields disagree with the packet */
 	GI_DROP_MALFORMED_INDEX,    /* packet index outside the frame */
 	GI_DROP_MALFORMED_GEOMETRY, /* frame geometry differs from the stream's config */
+	GI_DROP_ROCEV2_OPCODE,      /* rocev2: an opcode we do not place (ACK, READ, atomic, CNP…) */
+	GI_DROP_ROCEV2_ICRC,        /* rocev2: invariant CRC mismatch */
+	GI_DROP_ROCEV2_VA,          /* rocev2: RETH virtual address disagrees with the PSN's place */
+	GI_DROP_VITA49_CONTEXT,     /* vita49: context, extension or command packet: counted, not placed */
 	GI_DROP__COUNT
 };
 
 /* Label values of dropped_packets_total{reason}, indexed by gi_drop_reason. */
 #define GI_DROP_REASON_NAMES                                                                 \
 	{ "ring_full", "no_stream", "malformed_ip", "malformed_truncated", "malformed_magic",   \
-	  "malformed_version", "malformed_length", "malformed_index", "malformed_geometry" }
+	  "malformed_version", "malformed_length", "malformed_index", "malformed_geometry",     \
+	  "rocev2_opcode", "rocev2_icrc", "rocev2_va",                                          \
+	  "vita49_context" }
 
 /* What a parser found in one packet. */
 struct gi_pkt_info {
@@ -79,8 +85,8 @@ struct gi_format_params {
 /* Defaults for `format`: its counters' widths; no restart detection. */
 static inline void gi_format_params_init(struct gi_format_params *fp, enum gi_format format)
 {
-	for (unsigned i = 0; i < sizeof(*fp) / 8; i++)
-		((uint64_t *)fp)[i] = 0;
+	struct gi_format_params zero = { 0, 0, 0, { 0 } };
+	*fp = zero;
 	switch (format) {
 	case GI_FORMAT_ROCEV2:
 		fp->seq_bits = 24; /* PSN */

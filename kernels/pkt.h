@@ -27,6 +27,8 @@ struct gi_l4 {
 	uint16_t l4_off;       /* offset of the UDP header */
 	uint32_t payload_off;  /* offset of the UDP payload */
 	uint32_t payload_len;  /* from the UDP length field, checked against the frame */
+	uint16_t l3_off;       /* offset of the IPv4 header (RoCEv2's ICRC covers it) */
+	uint16_t l3_pad;
 };
 
 #define GI_ETHERTYPE_IPV4 0x0800u
@@ -125,6 +127,8 @@ GI_HD static inline enum gi_l4_status gi_parse_l4(const uint8_t *p, uint32_t len
 	out->dst_ip = gi_be32(ip + 16);
 	out->src_port = gi_be16(udp);
 	out->dst_port = gi_be16(udp + 2);
+	out->l3_off = (uint16_t)off;
+	out->l3_pad = 0;
 	out->l4_off = (uint16_t)(off + ihl);
 	out->payload_off = off + ihl + 8;
 	out->payload_len = ulen - 8;

@@ -34,6 +34,9 @@
 #include "pkt.h"
 #include "ring.h"
 #include "format.h"
+#include "fmt_custom.h"
+#include "fmt_vita49.h"
+#include "fmt_rocev2.h"
 #include "udp_seq.h"
 
 GI_EXTERN_C_BEGIN
@@ -339,6 +342,10 @@ GI_HD static inline void gi_stream_flush(struct gi_stream_rt *st, uint64_t now)
 GI_HD static inline int gi_stream_match(const struct gi_stream_rt *st, const uint8_t *udp_payload, uint32_t len)
 {
 	switch (st->format) {
+	case GI_FORMAT_VITA49:
+		return gi_fmt_vita49_match(&st->fp, udp_payload, len);
+	case GI_FORMAT_ROCEV2:
+		return gi_fmt_rocev2_match(&st->fp, udp_payload, len);
 	default:
 		(void)udp_payload;
 		(void)len;
@@ -348,14 +355,25 @@ GI_HD static inline int gi_stream_match(const struct gi_stream_rt *st, const uin
 
 /* The stream's format parser: 0 and `pi` filled, or a gi_drop_reason. */
 GI_HD static inline int gi_stream_parse(const struct gi_stream_rt *st, const struct gi_l4 *l4, const uint8_t *pkt,
-					uint32_t hdr_len, struct gi_pkt_info *pi)
+					uint32_t hdr_len, const uint8_t *seg1, struct gi_pkt_info *pi)
 {
+	int why;
 	const uint8_t *u = pkt + l4->payload_off;
 	uint32_t avail = hdr_len > l4->payload_off ? hdr_len - l4->payload_off : 0;
 
 	switch (st->format) {
 	case GI_FORMAT_UDP_SEQ:
 		return gi_fmt_udp_seq_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes, pi);
+	case GI_FORMAT_VITA49:
+		return gi_fmt_vita49_parse(&st->fp, u, l4->payload_len, avail, pi);
+	case GI_FORMAT_ROCEV2:
+		/* the ICRC covers the payload: seg1 (buffer split) is read too */
+		why = gi_fmt_rocev2_parse(&st->fp, pkt, hdr_len, seg1, l4, st->packets, st->payload_bytes, pi);
+		return why ? why
+			   : gi_fmt_rocev2_check_va(&st->fp, pi, st->started, st->seq_max, st->seq_origin, st->packets,
+						    st->payload_bytes);
+	case GI_FORMAT_CUSTOM:
+		return gi_fmt_custom_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes, pi);
 	default:
 		return GI_DROP_NO_STREAM;
 	}
@@ -472,7 +490,7 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 		return gi_exec_drop(ctr, GI_DROP_NO_STREAM);
 	struct gi_stream_rt *st = &ctx->streams[si];
 
-	int why = gi_stream_parse(st, &l4, pkt, hdr_len, &pi);
+	int why = gi_stream_parse(st, &l4, pkt, hdr_len, seg1, &pi);
 	if (why)
 		return gi_exec_drop(ctr, (enum gi_drop_reason)why);
 	if (pi.payload_len != st->payload_bytes)

@@ -25,6 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kernels/format.h"
+#include "sim_fmt_custom.h"
+#include "sim_fmt_vita49.h"
+#include "sim_fmt_rocev2.h"
 #include "sim_port.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -78,6 +82,40 @@ bad:
 	return -1;
 }
 
+/* ---- --format: NAME,... (item i for stream i, the last one repeats) ---- */
+
+static const struct {
+	const char *name;
+	enum gi_format format;
+} sim_formats[] = {
+	{ "udp_seq", GI_FORMAT_UDP_SEQ },
+	{ "custom", GI_FORMAT_CUSTOM },
+	{ "vita49", GI_FORMAT_VITA49 },
+	{ "rocev2", GI_FORMAT_ROCEV2 },
+};
+
+static int parse_format(const char *list, uint32_t stream, uint32_t *format)
+{
+	const char *item = list;
+	for (uint32_t i = 0; i < stream; i++) {
+		const char *comma = strchr(item, ',');
+		if (!comma)
+			break;
+		item = comma + 1;
+	}
+	size_t len = strcspn(item, ",");
+	for (size_t k = 0; k < sizeof(sim_formats) / sizeof(sim_formats[0]); k++)
+		if (strlen(sim_formats[k].name) == len && !strncmp(item, sim_formats[k].name, len)) {
+			*format = sim_formats[k].format;
+			return 0;
+		}
+	fprintf(stderr, "gpuingest-sim: --format: '%.*s' is not a format (allowed:", (int)len, item);
+	for (size_t k = 0; k < sizeof(sim_formats) / sizeof(sim_formats[0]); k++)
+		fprintf(stderr, " %s", sim_formats[k].name);
+	fprintf(stderr, ")\n");
+	return -1;
+}
+
 /* ---- usage ---- */
 
 static void usage(FILE *f)
@@ -105,6 +143,17 @@ static void usage(FILE *f)
 		"  --geometry LIST         per-stream frame geometry, PACKETSxBYTES for stream\n"
 		"                          0, 1, ... comma-separated (e.g. 64x1024,32x1400);\n"
 		"                          streams past the list use the last item\n"
+		"  --format LIST           per-stream wire format, comma-separated like\n"
+		"                          --geometry: udp_seq (default), custom, vita49\n"
+		"  --custom SPEC           header map of a custom stream (once per custom\n"
+		"                          stream, in order; the last repeats), e.g.\n"
+		"                          seq=0:4:be,frame=4:2:le,index=6:2:le,header=16\n"
+		"                          fields seq (required) frame index id timestamp as\n"
+		"                          OFF:WIDTH:be|le[:MASK[:SHIFT]]; header=BYTES,\n"
+		"                          offset=BYTES (payload, default header),\n"
+		"                          trailer=BYTES; bits outside a mask are filler\n"
+		GI_SIM_VITA49_USAGE
+		GI_SIM_ROCEV2_USAGE
 		"  --rate PPS              total wire packets per second (default 0 = as fast\n"
 		"                          as possible)\n"
 		"  --seq-start N           first sequence number of every stream (default 0,\n"
@@ -211,6 +260,7 @@ enum {
 	OPT_LOSS, OPT_DUP, OPT_REORDER, OPT_DEPTH, OPT_MALFORMED, OPT_SEQ_START, OPT_FRAME_START,
 	OPT_DST_PORT, OPT_SRC_PORT, OPT_SRC_MAC, OPT_DST_MAC, OPT_SRC_IP, OPT_DST_IP, OPT_WAIT_LINK,
 	OPT_LCORE, OPT_EAL, OPT_STALL, OPT_LINGER, OPT_HELP,
+	OPT_FORMAT, OPT_CUSTOM,
 };
 
 static void parse_args(int argc, char **argv, struct gi_sim_cfg *c)
@@ -245,6 +295,10 @@ static void parse_args(int argc, char **argv, struct gi_sim_cfg *c)
 		{ "linger-ms", required_argument, NULL, OPT_LINGER },
 		{ "start-delay-ms", required_argument, NULL, OPT_START_DELAY },
 		{ "help", no_argument, NULL, OPT_HELP },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "custom", required_argument, NULL, OPT_CUSTOM },
+		GI_SIM_VITA49_OPTIONS,
+		GI_SIM_ROCEV2_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *port = NULL;
@@ -282,6 +336,24 @@ static void parse_args(int argc, char **argv, struct gi_sim_cfg *c)
 		case OPT_STALL: c->stall_s = parse_double("--stall-timeout", optarg, 0.001, 86400); break;
 		case OPT_START_DELAY: c->start_delay_ms = (uint32_t)parse_u64("--start-delay-ms", optarg, 0, 600000); break;
 		case OPT_LINGER: c->linger_ms = (uint32_t)parse_u64("--linger-ms", optarg, 0, 600000); break;
+		case OPT_FORMAT: c->formats = optarg; break;
+		case OPT_CUSTOM:
+			if (c->n_custom == GI_SIM_MAX_CUSTOM)
+				die_usage("--custom: at most %u maps", GI_SIM_MAX_CUSTOM);
+			c->custom[c->n_custom++] = optarg;
+			break;
+		case GI_SIM_OPT_VITA49_SID_BASE:
+		case GI_SIM_OPT_VITA49_NO_SID:
+		case GI_SIM_OPT_VITA49_CLASS_ID:
+		case GI_SIM_OPT_VITA49_TSI:
+		case GI_SIM_OPT_VITA49_TSF:
+		case GI_SIM_OPT_VITA49_TS_STEP:
+		case GI_SIM_OPT_VITA49_TRAILER:
+		case GI_SIM_OPT_VITA49_CONTEXT_EVERY:
+		case GI_SIM_OPT_VITA49_DST_PORTS: gi_sim_vita49_option(c, o, optarg); break;
+		case GI_SIM_OPT_ROCEV2_DST_QP:
+		case GI_SIM_OPT_ROCEV2_OPCODE:
+		case GI_SIM_OPT_ROCEV2_BASE_VA: gi_sim_rocev2_option(c, o, optarg); break;
 		case 'h':
 		case OPT_HELP: usage(stdout); exit(0);
 		case ':': die_usage("%s: missing argument", n);
@@ -411,13 +483,30 @@ static void emit_malformed(struct gi_sim *sim, struct gi_sim_stream *st, const s
 {
 	struct gi_sim_pkt m = *base;
 	uint32_t first = sim->cfg.kind == GI_SIM_UDP ? GI_SIM_MAL_TRUNCATED : GI_SIM_MAL_IP;
-	uint32_t n = GI_SIM_MAL__END - first;
+	uint32_t kinds[GI_SIM_MAL__END], n = 0;
 
-	m.kind = (uint8_t)(first + st->next_malformed++ % n);
+	/* in turn, the variants this stream's format can carry (all for udp_seq) */
+	for (uint32_t k = first; k < GI_SIM_MAL__END; k++)
+		if (!st->mal_kinds || (st->mal_kinds & (1u << k)))
+			kinds[n++] = k;
+	if (n == 0)
+		return;
+	m.kind = (uint8_t)kinds[st->next_malformed++ % n];
 	m.dup = 0;
 	st->malformed++;
 	st->malformed_by_reason[m.kind - GI_SIM_MAL_IP]++;
 	wire(sim, st, &m);
+}
+
+/* vita49 --context-every: a context packet (counted, not placed, by the daemon). */
+static void emit_vita49_context(struct gi_sim *sim, struct gi_sim_stream *st, const struct gi_sim_pkt *base)
+{
+	struct gi_sim_pkt m = *base;
+
+	m.kind = GI_SIM_VITA49_CONTEXT;
+	m.dup = 0;
+	wire(sim, st, &m);
+	st->vrt_context++;
 }
 
 /* Held packets in the order they fall due, then the copies still pending. */
@@ -479,6 +568,8 @@ static void stream_step(struct gi_sim *sim, struct gi_sim_stream *st)
 	}
 	if (r_mal < c->malformed)
 		emit_malformed(sim, st, &p);
+	if (st->format == GI_FORMAT_VITA49 && c->vita49.context_every && st->unique % c->vita49.context_every == 0)
+		emit_vita49_context(sim, st, &p);
 	if (last)
 		stream_finish(sim, st);
 }
@@ -564,9 +655,16 @@ static void report(const struct gi_sim *sim)
 		       (unsigned long long)(st->unique - st->dropped), (unsigned long long)st->duplicated,
 		       (unsigned long long)st->duplicated_reordered, (unsigned long long)st->reordered,
 		       (unsigned long long)st->malformed);
-		for (int k = 0; k < GI_SIM_MAL__END - GI_SIM_MAL_IP; k++)
-			printf("%s\"%s\":%llu", k ? "," : "", mal_names[k],
+		/* the variants this stream's format can carry, each named as the daemon counts it */
+		int first_key = 1;
+		for (int k = 0; k < GI_SIM_MAL__END - GI_SIM_MAL_IP; k++) {
+			if (st->mal_kinds && !(st->mal_kinds & (1u << (k + GI_SIM_MAL_IP))))
+				continue;
+			printf("%s\"%s\":%llu", first_key ? "" : ",", mal_names[k],
 			       (unsigned long long)st->malformed_by_reason[k]);
+			first_key = 0;
+		}
+		gi_sim_vita49_report(stdout, st);
 		printf("},\"sent\":%llu,\"tx_failed\":%llu}", (unsigned long long)st->sent,
 		       (unsigned long long)st->tx_failed);
 	}
@@ -590,6 +688,7 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv, c);
 	uint32_t max_payload = 0;
+	uint32_t n_custom_streams = 0;
 
 	sim.streams = calloc(c->streams, sizeof(*sim.streams));
 	if (!sim.streams) {
@@ -605,6 +704,19 @@ int main(int argc, char **argv)
 		st->payload = c->payload;
 		if (c->geometry && parse_geometry(c->geometry, i, &st->ppf, &st->payload) < 0)
 			return GI_SIM_EXIT_USAGE;
+		st->format = GI_FORMAT_UDP_SEQ;
+		if (c->formats && parse_format(c->formats, i, &st->format) < 0)
+			return GI_SIM_EXIT_USAGE;
+		if (st->format == GI_FORMAT_CUSTOM && gi_sim_custom_stream(&sim, st, n_custom_streams++) < 0)
+			return GI_SIM_EXIT_USAGE;
+		if (c->vita49.dst_ports && gi_sim_dst_port(c->vita49.dst_ports, i, &st->dst_port) < 0)
+			return GI_SIM_EXIT_USAGE;
+		if (st->format == GI_FORMAT_VITA49 && gi_sim_vita49_stream(&sim, st) < 0)
+			return GI_SIM_EXIT_USAGE;
+		if (st->format == GI_FORMAT_ROCEV2 && gi_sim_rocev2_stream(&sim, st) < 0)
+			return GI_SIM_EXIT_USAGE;
+		if (st->format == GI_FORMAT_UDP_SEQ)
+			st->mal_kinds = GI_SIM_MAL_UDP_SEQ_KINDS; /* not the variants of other formats */
 		if (st->payload > max_payload)
 			max_payload = st->payload;
 		st->total = c->frames ? c->frames * st->ppf : UINT64_MAX;

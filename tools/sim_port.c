@@ -25,6 +25,10 @@
 #include <rte_mbuf.h>
 
 #include "kernels/udp_seq.h"
+#include "kernels/format.h"
+#include "sim_fmt_custom.h"
+#include "sim_fmt_vita49.h"
+#include "sim_fmt_rocev2.h"
 #include "sim_port.h"
 
 #define ETH_HDR 14u
@@ -147,7 +151,8 @@ static void pattern_fill(uint8_t *dst, uint64_t seed, uint64_t off, uint32_t len
 
 uint32_t gi_sim_frame_cap(const struct gi_sim_cfg *c)
 {
-	return L2_HDRS + GI_UDP_SEQ_HDR_LEN + c->payload; /* c->payload: the largest stream's */
+	/* c->payload: the largest stream's; hdr_max: the largest other format's overhead */
+	return L2_HDRS + (c->hdr_max > GI_UDP_SEQ_HDR_LEN ? c->hdr_max : GI_UDP_SEQ_HDR_LEN) + c->payload;
 }
 
 uint32_t gi_sim_build(struct gi_sim *sim, const struct gi_sim_stream *st, const struct gi_sim_pkt *p, uint8_t *buf,
@@ -168,6 +173,18 @@ uint32_t gi_sim_build(struct gi_sim *sim, const struct gi_sim_stream *st, const 
 	};
 
 	sim->last_ts_ns = h.timestamp_ns;
+	if (st->format == GI_FORMAT_CUSTOM) {
+		ulen = gi_sim_custom_build(st, p, u, h.timestamp_ns);
+		goto l3;
+	}
+	if (st->format == GI_FORMAT_VITA49) {
+		ulen = gi_sim_vita49_build(sim, st, p, u);
+		goto l3;
+	}
+	if (st->format == GI_FORMAT_ROCEV2) {
+		ulen = gi_sim_rocev2_build(sim, st, p, u); /* the ICRC once IPv4/UDP are in place, below */
+		goto l3;
+	}
 	switch (p->kind) {
 	case GI_SIM_MAL_LENGTH:
 		h.payload_len = (uint16_t)(st->payload + 1);
@@ -193,6 +210,7 @@ uint32_t gi_sim_build(struct gi_sim *sim, const struct gi_sim_stream *st, const 
 	else
 		pattern_fill(u + GI_UDP_SEQ_HDR_LEN, gi_pattern_seed(st->id, p->frame),
 			     (uint64_t)p->pkt_index * st->payload, st->payload);
+l3: /* formats other than udp_seq join here with their UDP payload built */
 	if (!l2)
 		return ulen;
 
@@ -232,6 +250,8 @@ uint32_t gi_sim_build(struct gi_sim *sim, const struct gi_sim_stream *st, const 
 	if (ck == 0)
 		ck = 0xffff; /* 0 means "no checksum" in UDP over IPv4 */
 	memcpy(udp + 6, &ck, 2);
+	if (st->format == GI_FORMAT_ROCEV2)
+		gi_sim_rocev2_finish(p, buf, ETH_HDR + tot, ETH_HDR);
 	return ETH_HDR + tot;
 }
 
@@ -518,7 +538,7 @@ static int udp_open(struct gi_sim *sim, struct gi_sim_port_state *ps)
 	ps->dst_len = res->ai_addrlen;
 	for (uint32_t i = 0; i < c->streams; i++) {
 		memcpy(&ps->dst[i], res->ai_addr, res->ai_addrlen);
-		uint16_t port = htons((uint16_t)(c->dst_port + i));
+		uint16_t port = htons(sim->streams[i].dst_port); /* dst_port + i, or --dst-ports */
 		if (res->ai_family == AF_INET6)
 			((struct sockaddr_in6 *)&ps->dst[i])->sin6_port = port;
 		else

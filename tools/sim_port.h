@@ -42,9 +42,35 @@ enum gi_sim_kind {
 	GI_SIM_MAL_LENGTH,    /* payload_len field != bytes after the header */
 	GI_SIM_MAL_INDEX,     /* pkt_index >= packets_per_frame */
 	GI_SIM_MAL_GEOMETRY,  /* packets_per_frame != the configured one, otherwise valid */
-	GI_SIM_MAL__END
+	GI_SIM_MAL_ROCEV2_ICRC,   /* rocev2: a wrong ICRC (sim_fmt_rocev2.c) */
+	GI_SIM_MAL_ROCEV2_OPCODE, /* rocev2: an ACK to the stream's QP */
+	GI_SIM_MAL_ROCEV2_VA,     /* rocev2: a WRITE ONLY whose RETH VA is off its PSN's place */
+	GI_SIM_MAL__END,
+	GI_SIM_VITA49_CONTEXT = 0x80, /* not malformed: a VRT context packet (sim_fmt_vita49.c) */
 };
-#define GI_SIM_MALFORMED_NAMES { "ip", "truncated", "magic", "version", "length", "index", "geometry" }
+#define GI_SIM_MALFORMED_NAMES { "ip", "truncated", "magic", "version", "length", "index", "geometry", \
+				 "rocev2_icrc", "rocev2_opcode", "rocev2_va" }
+/* the variants a udp_seq stream sends (the rest belong to other formats) */
+#define GI_SIM_MAL_UDP_SEQ_KINDS (((1u << (GI_SIM_MAL_GEOMETRY + 1)) - 1) & ~1u)
+
+/* rocev2 streams' options (sim_fmt_rocev2.c) */
+struct gi_sim_rocev2_cfg {
+	uint32_t dst_qp;          /* stream i has QP dst_qp + i (default 256) */
+	uint32_t opcode;          /* write | write-imm | send | send-imm | ud-send */
+	uint64_t base_va;         /* RETH VA of a frame's byte 0 */
+	bool qp_set, va_set;
+};
+
+/* vita49 streams' options (sim_fmt_vita49.c) */
+struct gi_sim_vita49_cfg {
+	uint32_t stream_id_base;  /* stream i has VRT stream ID base + i */
+	uint32_t context_every;   /* a context packet after every N data packets, 0 = none */
+	uint64_t ts_step;         /* timestamp increment per packet, TSF units, 0: 1000000 */
+	uint64_t t0_s;            /* integer timestamp of every stream's first packet */
+	uint8_t tsi_opt, tsf_opt; /* 1 + timestamp kind (0..3); 0: utc, real */
+	bool class_id, trailer, no_sid;
+	const char *dst_ports;    /* --dst-ports list, NULL: stream i uses dst_port + i */
+};
 
 struct gi_sim_cfg {
 	enum gi_sim_port_kind kind;
@@ -71,6 +97,14 @@ struct gi_sim_cfg {
 	double stall_s;
 	uint32_t linger_ms;
 	uint32_t start_delay_ms; /* pause between link-up and the first packet */
+	const char *formats;     /* --format list, NULL: every stream is udp_seq */
+	uint32_t hdr_max;        /* largest UDP payload minus payload of any stream, 0: udp_seq's 32 */
+	/* --custom specs: the k-th custom stream takes the k-th (the last repeats) */
+#define GI_SIM_MAX_CUSTOM 16u
+	const char *custom[GI_SIM_MAX_CUSTOM];
+	uint32_t n_custom;
+	struct gi_sim_vita49_cfg vita49;
+	struct gi_sim_rocev2_cfg rocev2;
 };
 
 struct gi_sim_pkt {
@@ -93,6 +127,12 @@ struct gi_sim_stream {
 	uint16_t dst_port;
 	uint32_t ppf;            /* packets per frame of this stream */
 	uint32_t payload;        /* payload bytes per packet of this stream */
+	uint32_t format;         /* enum gi_format (kernels/format.h) */
+	uint32_t mal_kinds;      /* bit k: malformed variant k fits this format; 0: all of them */
+	const struct gi_sim_custom *custom; /* format custom: the header map (sim_fmt_custom.h) */
+	uint32_t vrt_sid;        /* format vita49: VRT stream ID */
+	uint64_t vrt_context;    /* format vita49: context packets sent */
+	uint32_t roce_qp;        /* format rocev2: destination QP */
 	bool done;
 	uint64_t rng;
 	uint64_t total;          /* unique packets to generate, UINT64_MAX: until stopped */
@@ -112,6 +152,7 @@ struct gi_sim_stream {
 };
 
 struct gi_sim_port_state;
+struct gi_sim_custom;
 
 struct gi_sim {
 	struct gi_sim_cfg cfg;

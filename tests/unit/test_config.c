@@ -774,6 +774,42 @@ static void test_flow_options(void **state)
 		      "t.yaml:9:20: ports[0].flow_steering: 'maybe' is not a boolean (allowed: true, false, yes, no, on, off)");
 }
 
+/* rocev2: 4791 by default, QPs share it, rocev2: keys land where streams_start() reads them. */
+static void test_rocev2_streams(void **state)
+{
+	(void)state;
+	expect_ok(BASE "streams:\n"
+		       "  - name: rdma0\n"
+		       "    port: sensor0\n"
+		       "    format: rocev2\n"
+		       "    match: {dst_qp: 16777215}\n"
+		       "    rocev2: {base_va: 0xffff800000000000, icrc: ignore, close_on: last}\n"
+		       "    frame: {packets: 8, payload_bytes: 1024}\n"
+		       "  - name: rdma1\n"
+		       "    port: sensor0\n"
+		       "    format: rocev2\n"
+		       "    match: {dst_qp: 0, udp_dst_port: 4791}\n"
+		       "    frame: {packets: 8, payload_bytes: 1024}\n");
+	assert_int_equal(cfg->streams[0].udp_dst_port, 4791);
+	assert_int_equal(cfg->streams[0].rocev2_dst_qp, 0xffffff);
+	assert_true(cfg->streams[0].rocev2.given);
+	assert_true(cfg->streams[0].rocev2.base_va == 0xffff800000000000ull);
+	assert_int_equal(cfg->streams[0].rocev2.icrc, GI_ROCEV2_ICRC_IGNORE);
+	assert_int_equal(cfg->streams[0].rocev2.close_on, GI_ROCEV2_CLOSE_LAST);
+	assert_int_equal(cfg->streams[1].rocev2_dst_qp, 0);
+	assert_false(cfg->streams[1].rocev2.given);
+	assert_int_equal(cfg->streams[1].rocev2.icrc, GI_ROCEV2_ICRC_VERIFY);
+	assert_int_equal(cfg->streams[1].rocev2.close_on, GI_ROCEV2_CLOSE_NONE);
+	assert_true(cfg->streams[1].rocev2.base_va == 0);
+	expect_errors(BASE "streams:\n"
+			   "  - name: rdma0\n"
+			   "    port: sensor0\n"
+			   "    format: rocev2\n"
+			   "    match: {dst_qp: 16777216}\n"
+			   "    frame: {packets: 8, payload_bytes: 1024}\n",
+		      1, "t.yaml:13:21: streams[0].match.dst_qp: 16777216 is out of range (allowed: 0..16777215)");
+}
+
 static void test_multiple_errors(void **state)
 {
 	(void)state;
@@ -925,6 +961,109 @@ static void test_config_files(void **state)
 	assert_true(files >= 10);
 }
 
+/* format custom: a full map loads into the kernels' struct; hex masks; defaults; reload; split headers. */
+static void test_custom_streams(void **state)
+{
+	(void)state;
+	expect_ok(BASE "streams:\n"
+		       "  - name: lidar0\n"
+		       "    port: sensor0\n"
+		       "    match: {udp_dst_port: 5000}\n"
+		       "    format: custom\n"
+		       "    frame: {packets: 64, payload_bytes: 1024}\n"
+		       "    custom:\n"
+		       "      header_bytes: 24\n"
+		       "      payload_offset: 24\n"
+		       "      trailer_bytes: 4\n"
+		       "      seq: {offset: 0, width: 8, endian: little, mask: 0x0000FFFF00000000, shift: 32}\n"
+		       "      frame: {offset: 8, width: 2, mask: 65520, shift: 4}\n"
+		       "      index: {offset: 10, width: 2, endian: little}\n"
+		       "      id: {offset: 12, width: 1}\n"
+		       "      timestamp: {offset: 16, width: 8, mask: 0xffffffffffffffff}\n"
+		       "  - name: lidar1\n"
+		       "    port: sensor0\n"
+		       "    match: {udp_dst_port: 5001}\n"
+		       "    format: custom\n"
+		       "    frame: {packets: 10, payload_bytes: 1000}\n"
+		       "    custom: {header_bytes: 1000, payload_offset: 0, seq: {offset: 996, width: 4}}\n"
+		       "  - name: lidar2\n"
+		       "    port: sensor0\n"
+		       "    match: {udp_dst_port: 5002}\n"
+		       "    format: custom\n"
+		       "    frame: {packets: 10, payload_bytes: 1000}\n"
+		       "    custom: {header_bytes: 8, seq: {offset: 4, width: 4, endian: big}}\n");
+	const struct gi_fmt_custom_params *m = &cfg->streams[0].custom.map;
+	assert_true(cfg->streams[0].custom.given);
+	assert_int_equal(m->header_bytes, 24);
+	assert_int_equal(m->payload_offset, 24);
+	assert_int_equal(m->trailer_bytes, 4);
+	assert_int_equal(m->f[GI_CUSTOM_SEQ].width, 8);
+	assert_int_equal(m->f[GI_CUSTOM_SEQ].endian, GI_CUSTOM_LITTLE);
+	assert_true(m->f[GI_CUSTOM_SEQ].mask == 0xffff00000000ull);
+	assert_int_equal(m->f[GI_CUSTOM_SEQ].shift, 32);
+	assert_true(m->f[GI_CUSTOM_FRAME].mask == 0xfff0);
+	assert_int_equal(m->f[GI_CUSTOM_FRAME].endian, GI_CUSTOM_BIG); /* default */
+	assert_int_equal(m->f[GI_CUSTOM_INDEX].offset, 10);
+	assert_true(m->f[GI_CUSTOM_INDEX].mask == 0); /* 0: the whole field, resolved at stream start */
+	assert_true(m->f[GI_CUSTOM_TIMESTAMP].mask == ~0ull);
+	assert_int_equal(cfg->streams[1].custom.map.payload_offset, 0);
+	assert_int_equal(cfg->streams[2].custom.map.payload_offset, 8); /* default: header_bytes */
+	assert_int_equal(cfg->streams[1].custom.map.f[GI_CUSTOM_FRAME].width, 0); /* absent */
+	assert_false(cfg->streams[1].custom.map.f[GI_CUSTOM_INDEX].width);
+
+	/* what streams_start() packs: the counters' widths from mask and shift */
+	struct gi_format_params fp;
+	gi_format_params_init(&fp, GI_FORMAT_CUSTOM);
+	gi_fmt_custom_setup(&fp, m);
+	assert_int_equal(fp.seq_bits, 16);
+	assert_int_equal(fp.frame_bits, 12);
+
+	/* a custom header must fit segment 0 of a split queue on its port */
+	expect_errors(BASE_POOL "  - name: hdr0\n" BASE_PORT
+		      "        split: {header_bytes: 64, header_mempool: hdr0}\n"
+		      "streams:\n"
+		      "  - name: cam0\n"
+		      "    port: sensor0\n"
+		      "    match: {udp_dst_port: 5000}\n"
+		      "    format: custom\n"
+		      "    frame: {packets: 4, payload_bytes: 100}\n"
+		      "    custom: {header_bytes: 20, seq: {offset: 0, width: 4}}\n",
+		      2,
+		      "t.yaml:17:28: streams[0].custom.header_bytes: 20 does not fit segment 0 of port sensor0 queue 0 "
+		      "(split.header_bytes 64 holds 14 Ethernet + 4 VLAN + 20 IPv4 + 8 UDP + up to 18; allowed: 1..18 there)");
+}
+
+/* A changed custom map needs a restart and the message names the key, masks in hex. */
+static void test_custom_restart_needed(void **state)
+{
+	struct gi_config *next = calloc(1, sizeof(*next));
+	const char *fmt = BASE "streams:\n"
+			       "  - name: cam0\n"
+			       "    port: sensor0\n"
+			       "    match: {udp_dst_port: 5000}\n"
+			       "    format: custom\n"
+			       "    frame: {packets: 4, payload_bytes: 1000}\n"
+			       "    custom: {header_bytes: 8, seq: {offset: 0, width: 4, mask: %s}}\n";
+	char yaml[1024], *out = NULL;
+	size_t len = 0;
+	unsigned n;
+	(void)state;
+
+	assert_non_null(next);
+	snprintf(yaml, sizeof(yaml), fmt, "0xffff");
+	expect_ok(yaml);
+	snprintf(yaml, sizeof(yaml), fmt, "0xfffff");
+	assert_int_equal(gi_config_load_string("n.yaml", yaml, strlen(yaml), next, NULL, &n), 0);
+	FILE *errf = open_memstream(&out, &len);
+	assert_int_equal(gi_config_restart_needed(cfg, next, errf), 1);
+	fclose(errf);
+	assert_string_equal(out, "n.yaml: streams[0].custom.seq.mask: changed from 0xffff to 0xfffff (needs a restart)\n");
+	free(out);
+	gi_config_free(next);
+	free(next);
+	gi_config_free(cfg);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -955,11 +1094,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_stream_queue),
 		cmocka_unit_test(test_flow_options),
+		cmocka_unit_test(test_rocev2_streams),
 		cmocka_unit_test(test_multiple_errors),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_no_errf),
 		cmocka_unit_test(test_restart_needed),
 		cmocka_unit_test(test_config_files),
+		cmocka_unit_test(test_custom_streams),
+		cmocka_unit_test(test_custom_restart_needed),
 	};
 	int failed;
 

@@ -1,0 +1,626 @@
+/*
+ * test_rocev2.c — the rocev2 format: hand-built packets for every opcode we
+ * place and some we refuse, the ICRC against known values and against
+ * packets scapy built (tests/unit/rocev2_scapy.txt, made by
+ * tests/rocev2_scapy.py), every single-bit corruption of the covered bytes,
+ * buffer split, and PSN wraparound with loss and reordering through the
+ * host executor (gi_exec_slot_host), as the daemon runs it.
+ *
+ * argv[1]: the scapy corpus.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kernels/executor.h"
+#include "kernels/fmt_rocev2.h"
+
+#define PKT_MAX 2048
+#define PPF 8
+#define PAYLOAD 96
+#define SLOTS 8
+#define WINDOW 2
+#define MAXB 64
+#define QP0 0x001234u
+
+static const char *corpus_path;
+
+/* ---- a packet builder of our own (the ICRC from gi_rocev2_icrc; scapy checks that) ---- */
+
+struct rp {
+	uint8_t opcode;
+	uint32_t qp;
+	uint32_t psn;
+	uint32_t plen;    /* payload without pad */
+	uint64_t va;      /* RETH */
+	uint32_t dma_len; /* RETH, 0: plen */
+	uint8_t tver;
+	int pad;          /* -1: what plen needs */
+	int vlan;
+	uint64_t seed;    /* payload pattern */
+	uint64_t off;
+	int bad_icrc;
+};
+
+static uint32_t build(uint8_t *b, const struct rp *p)
+{
+	uint32_t fl = gi_rocev2_opcode_flags(p->opcode);
+	uint32_t l2 = 14 + (p->vlan ? 4u : 0u);
+	uint32_t pad = p->pad >= 0 ? (uint32_t)p->pad : (4 - p->plen % 4) % 4;
+	/* refused opcodes: lay them out as if they had no extension header */
+	uint32_t hlen = GI_ROCEV2_BTH_LEN + gi_rocev2_ext_len(fl);
+	uint32_t ulen = 8 + hlen + p->plen + pad + GI_ROCEV2_ICRC_LEN;
+	uint8_t *ip = b + l2, *udp = ip + 20, *u = udp + 8;
+
+	memset(b, 0, l2 + 20 + ulen);
+	memcpy(b, "\x02\0\0\0\0\x02\x02\0\0\0\0\x01", 12);
+	if (p->vlan) {
+		gi_put_be16(b + 12, GI_ETHERTYPE_VLAN);
+		gi_put_be16(b + 14, 7);
+	}
+	gi_put_be16(b + l2 - 2, GI_ETHERTYPE_IPV4);
+	ip[0] = 0x45;
+	ip[1] = 0x02; /* ECN capable: masked */
+	gi_put_be16(ip + 2, (uint16_t)(20 + ulen));
+	gi_put_be16(ip + 6, 0x4000);
+	ip[8] = 64;
+	ip[9] = GI_IPPROTO_UDP;
+	gi_put_be16(ip + 10, 0xbeef); /* masked: the ICRC does not care */
+	gi_put_be32(ip + 12, 0x0a000001);
+	gi_put_be32(ip + 16, 0x0a000002);
+	gi_put_be16(udp, 49152);
+	gi_put_be16(udp + 2, GI_ROCEV2_UDP_PORT);
+	gi_put_be16(udp + 4, (uint16_t)ulen);
+	u[0] = p->opcode;
+	u[1] = (uint8_t)((pad << 4) | p->tver);
+	gi_put_be16(u + 2, 0xffff);
+	u[5] = (uint8_t)(p->qp >> 16);
+	gi_put_be16(u + 6, (uint16_t)p->qp);
+	u[9] = (uint8_t)(p->psn >> 16);
+	gi_put_be16(u + 10, (uint16_t)p->psn);
+	uint8_t *x = u + GI_ROCEV2_BTH_LEN;
+	if (fl & GI_ROCEV2_F_DETH) {
+		gi_put_be32(x, 0x11111111);
+		gi_put_be32(x + 4, 0x42);
+		x += GI_ROCEV2_DETH_LEN;
+	}
+	if (fl & GI_ROCEV2_F_RETH) {
+		gi_put_be64(x, p->va);
+		gi_put_be32(x + 8, 0x1234);
+		gi_put_be32(x + 12, p->dma_len ? p->dma_len : p->plen);
+		x += GI_ROCEV2_RETH_LEN;
+	}
+	if (fl & GI_ROCEV2_F_IMM) {
+		gi_put_be32(x, 0xfeedf00d);
+		x += GI_ROCEV2_IMM_LEN;
+	}
+	gi_pattern_fill(x, p->seed, p->off, p->plen);
+	uint32_t len = l2 + 20 + ulen;
+	uint32_t icrc = gi_rocev2_icrc(b, len, NULL, l2, ulen) ^ (p->bad_icrc ? 1u : 0u);
+	for (int i = 0; i < 4; i++)
+		b[len - 4 + i] = (uint8_t)(icrc >> (8 * i));
+	return len;
+}
+
+static struct gi_format_params params(uint32_t qp, uint64_t base_va, uint32_t icrc, uint32_t close_on)
+{
+	struct gi_format_params fp;
+	struct gi_fmt_rocev2_params rp = { .base_va = base_va, .dst_qp = qp, .icrc = icrc, .close_on = close_on };
+	gi_format_params_init(&fp, GI_FORMAT_ROCEV2);
+	gi_fmt_rocev2_set(&fp, &rp);
+	return fp;
+}
+
+/* l4 + parse; a packet that does not even get to the parser counts as refused (-1). */
+static int parse(const struct gi_format_params *fp, const uint8_t *b, uint32_t len, uint32_t hdr_len,
+		 const uint8_t *seg1, uint32_t packets, uint32_t payload, struct gi_pkt_info *pi)
+{
+	struct gi_l4 l4;
+	if (gi_parse_l4(b, len, hdr_len, &l4) != GI_L4_OK)
+		return -1;
+	return gi_fmt_rocev2_parse(fp, b, hdr_len, seg1, &l4, packets, payload, pi);
+}
+
+/* ---- opcodes ---- */
+
+static void test_accepted_opcodes(void **state)
+{
+	(void)state;
+	static const uint8_t ops[] = { 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b };
+	struct gi_format_params fp = params(QP0, 0x10000, GI_ROCEV2_ICRC_VERIFY, GI_ROCEV2_CLOSE_NONE);
+	uint8_t b[PKT_MAX];
+
+	for (int t = 0; t < 3; t++) {
+		uint8_t tr = t == 0 ? GI_ROCEV2_RC : t == 1 ? GI_ROCEV2_UC : GI_ROCEV2_UD;
+		for (size_t i = 0; i < sizeof(ops); i++) {
+			if (tr == GI_ROCEV2_UD && ops[i] != GI_ROCEV2_SEND_ONLY && ops[i] != GI_ROCEV2_SEND_ONLY_IMM)
+				continue;
+			uint8_t op = (uint8_t)(tr | ops[i]);
+			uint32_t fl = gi_rocev2_opcode_flags(op);
+			struct rp p = { .opcode = op, .qp = QP0, .psn = 77, .plen = 61, .va = 0x10000,
+					.dma_len = (fl & GI_ROCEV2_F_LAST) ? 0 : 61 * 4, .pad = -1, .vlan = (int)(i & 1) };
+			uint32_t len = build(b, &p);
+			struct gi_pkt_info pi;
+			assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 61, &pi), 0);
+			uint32_t hlen = GI_ROCEV2_BTH_LEN + (tr == GI_ROCEV2_UD ? 8u : 0u) +
+					((ops[i] == 0x06 || ops[i] == 0x0a || ops[i] == 0x0b) ? 16u : 0u) +
+					((ops[i] == 0x03 || ops[i] == 0x05 || ops[i] == 0x09 || ops[i] == 0x0b) ? 4u : 0u);
+			assert_int_equal(pi.payload_off, hlen);
+			assert_int_equal(pi.payload_len, 61); /* 3 pad bytes stripped */
+			assert_int_equal(pi.seq, 77);
+			assert_int_equal(pi.sensor_id, QP0);
+			assert_int_equal(pi.has_frame, 0);
+			assert_int_equal(pi.has_offset, (fl & GI_ROCEV2_F_RETH) ? 1 : 0);
+			assert_int_equal(pi.closes_frame, 0);
+			assert_int_equal(gi_fmt_rocev2_match(&fp, b + 14 + (i & 1 ? 4 : 0) + 28, GI_ROCEV2_BTH_LEN), 1);
+			struct gi_format_params other = params(QP0 + 1, 0x10000, GI_ROCEV2_ICRC_VERIFY, 0);
+			assert_int_equal(gi_fmt_rocev2_match(&other, b + 14 + (i & 1 ? 4 : 0) + 28, GI_ROCEV2_BTH_LEN), 0);
+		}
+	}
+}
+
+static void test_refused_opcodes(void **state)
+{
+	(void)state;
+	/* READ request/responses, ACK, atomic ACK, CmpSwap, FetchAdd, RD SEND, UD SEND FIRST, UD WRITE, reserved, CNP */
+	static const uint8_t ops[] = { 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x2c, 0x31,
+				       0x44, 0x4a, 0x60, 0x61, 0x66, 0x6a, 0x1f, 0x81, 0xe0, 0xff };
+	struct gi_format_params fp = params(QP0, 0, GI_ROCEV2_ICRC_VERIFY, GI_ROCEV2_CLOSE_NONE);
+	uint8_t b[PKT_MAX];
+
+	for (size_t i = 0; i < sizeof(ops); i++) {
+		struct rp p = { .opcode = ops[i], .qp = QP0, .psn = 1, .plen = 16, .pad = -1 };
+		uint32_t len = build(b, &p);
+		struct gi_pkt_info pi;
+		assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 16, &pi), GI_DROP_ROCEV2_OPCODE);
+	}
+}
+
+static void test_malformed(void **state)
+{
+	(void)state;
+	struct gi_format_params fp = params(QP0, 0x1000, GI_ROCEV2_ICRC_VERIFY, GI_ROCEV2_CLOSE_NONE);
+	uint8_t b[PKT_MAX];
+	struct gi_pkt_info pi;
+	uint32_t len;
+
+	struct rp p = { .opcode = GI_ROCEV2_RC | GI_ROCEV2_WRITE_ONLY, .qp = QP0, .plen = 64, .va = 0x1000, .pad = -1 };
+	len = build(b, &p);
+	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 64, &pi), 0);
+
+	struct rp q = p;
+	q.tver = 1;
+	len = build(b, &q);
+	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 64, &pi), GI_DROP_MALFORMED_VERSION);
+	q = p;
+	q.pad = 1; /* 64 + 1 is not a whole number of words */
+	len = build(b, &q);
+	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 64, &pi), GI_DROP_MALFORMED_LENGTH);
+	q = p;
+	q.plen = 2;
+	q.pad = 2; /* 2 + 2: fine */
+	len = build(b, &q);
+	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 2, &pi), 0);
+	assert_int_equal(pi.payload_len, 2);
+	q.plen = 0;
+	q.pad = 3; /* pad larger than what follows the headers (0 + 3 is not a word either) */
+	len = build(b, &q);
+	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 0, &pi), GI_DROP_MALFORMED_LENGTH);
+	q = p;
+	q.dma_len = 65; /* ONLY: the DMA length is the payload */
+	len = build(b, &q);
+	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 64, &pi), GI_DROP_MALFORMED_LENGTH);
+	q = p;
+	q.opcode = GI_ROCEV2_RC | GI_ROCEV2_WRITE_FIRST;
+	q.dma_len = 64; /* FIRST: more must follow */
+	len = build(b, &q);
+	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 64, &pi), GI_DROP_MALFORMED_LENGTH);
+	q = p;
+	q.va = 0xfff; /* below base_va */
+	len = build(b, &q);
+	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 64, &pi), GI_DROP_ROCEV2_VA);
+	q = p;
+	q.bad_icrc = 1;
+	len = build(b, &q);
+	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 64, &pi), GI_DROP_ROCEV2_ICRC);
+	struct gi_format_params ign = params(QP0, 0x1000, GI_ROCEV2_ICRC_IGNORE, GI_ROCEV2_CLOSE_NONE);
+	assert_int_equal(parse(&ign, b, len, len, NULL, PPF, 64, &pi), 0);
+
+	/* truncated: the RETH does not fit; and a UDP payload shorter than BTH + ICRC */
+	len = build(b, &p);
+	uint8_t *ip = b + 14, *udp = ip + 20;
+	gi_put_be16(udp + 4, 8 + 12 + 8 + 4);
+	gi_put_be16(ip + 2, 20 + 8 + 12 + 8 + 4);
+	assert_int_equal(parse(&ign, b, len, len, NULL, PPF, 64, &pi), GI_DROP_MALFORMED_TRUNCATED);
+	gi_put_be16(udp + 4, 8 + 12);
+	gi_put_be16(ip + 2, 20 + 8 + 12);
+	assert_int_equal(parse(&ign, b, len, len, NULL, PPF, 64, &pi), GI_DROP_MALFORMED_TRUNCATED);
+}
+
+static void test_close_on(void **state)
+{
+	(void)state;
+	uint8_t b[PKT_MAX];
+	struct gi_pkt_info pi;
+	static const struct {
+		uint8_t op;
+		uint8_t last, imm;
+	} c[] = { { 0x06, 0, 0 }, { 0x07, 0, 0 }, { 0x08, 1, 0 }, { 0x09, 1, 1 }, { 0x0a, 1, 0 }, { 0x0b, 1, 1 },
+		  { 0x00, 0, 0 }, { 0x02, 1, 0 }, { 0x03, 1, 1 }, { 0x65, 1, 1 } };
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		uint32_t fl = gi_rocev2_opcode_flags(c[i].op);
+		struct rp p = { .opcode = c[i].op, .qp = QP0, .plen = 32, .pad = -1,
+				.dma_len = (fl & GI_ROCEV2_F_LAST) ? 0 : 64 };
+		uint32_t len = build(b, &p);
+		struct gi_format_params last = params(QP0, 0, 0, GI_ROCEV2_CLOSE_LAST);
+		struct gi_format_params imm = params(QP0, 0, 0, GI_ROCEV2_CLOSE_IMM);
+		assert_int_equal(parse(&last, b, len, len, NULL, PPF, 32, &pi), 0);
+		assert_int_equal(pi.closes_frame, c[i].last);
+		assert_int_equal(parse(&imm, b, len, len, NULL, PPF, 32, &pi), 0);
+		assert_int_equal(pi.closes_frame, c[i].imm);
+	}
+}
+
+/* ---- ICRC ---- */
+
+static void test_crc32_known(void **state)
+{
+	(void)state;
+	const uint8_t *s = (const uint8_t *)"123456789";
+	/* the CRC-32 check value; split anywhere across the two segments */
+	for (uint32_t cut = 0; cut <= 9; cut++)
+		assert_int_equal(~gi_crc32_span(0xffffffffu, s, cut, s + cut, 0, 9), 0xcbf43926u);
+}
+
+struct corpus {
+	uint32_t n;
+	uint8_t op[128];
+	uint32_t qp[128], psn[128], plen[128], len[128];
+	uint64_t base_va[128];
+	uint8_t pkt[128][PKT_MAX];
+};
+
+static struct corpus *load_corpus(void)
+{
+	static char line[8192];
+	struct corpus *c = calloc(1, sizeof(*c));
+	FILE *f = fopen(corpus_path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned op, qp, psn, plen;
+		unsigned long long va;
+		int used = 0;
+		if (line[0] == '#')
+			continue;
+		assert_true(c->n < 128);
+		assert_int_equal(sscanf(line, "%u %u %u %u %llu %n", &op, &qp, &psn, &plen, &va, &used), 5);
+		uint32_t i = c->n++, k = 0;
+		c->op[i] = (uint8_t)op;
+		c->qp[i] = qp;
+		c->psn[i] = psn;
+		c->plen[i] = plen;
+		c->base_va[i] = va;
+		for (const char *h = line + used; h[0] && h[1] && h[0] != '\n'; h += 2, k++) {
+			unsigned v;
+			assert_int_equal(sscanf(h, "%2x", &v), 1);
+			c->pkt[i][k] = (uint8_t)v;
+		}
+		c->len[i] = k;
+	}
+	fclose(f);
+	assert_true(c->n >= 78); /* 12 opcodes x RC, UC, 2 x UD, 3 sizes */
+	return c;
+}
+
+/* Every packet scapy built is accepted as it says, and our ICRC is scapy's. */
+static void test_scapy_corpus(void **state)
+{
+	(void)state;
+	struct corpus *c = load_corpus();
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct gi_format_params fp = params(c->qp[i], c->base_va[i], GI_ROCEV2_ICRC_VERIFY, 0);
+		struct gi_pkt_info pi;
+		struct gi_l4 l4;
+		assert_int_equal(gi_parse_l4(c->pkt[i], c->len[i], c->len[i], &l4), GI_L4_OK);
+		uint32_t wire = gi_be32(c->pkt[i] + c->len[i] - 4);
+		uint32_t ours = gi_rocev2_icrc(c->pkt[i], c->len[i], NULL, l4.l3_off, l4.payload_len + 8);
+		assert_int_equal(__builtin_bswap32(wire), ours); /* least-significant byte first on the wire */
+		assert_int_equal(gi_fmt_rocev2_parse(&fp, c->pkt[i], c->len[i], NULL, &l4, PPF, c->plen[i], &pi), 0);
+		assert_int_equal(pi.payload_len, c->plen[i]);
+		assert_int_equal(pi.seq, c->psn[i]);
+		assert_int_equal(pi.sensor_id, c->qp[i]);
+		assert_int_equal(gi_fmt_rocev2_match(&fp, c->pkt[i] + l4.payload_off, 12), 1);
+		if (pi.has_offset)
+			assert_int_equal(pi.byte_off, 0);
+		const uint8_t *pay = c->pkt[i] + l4.payload_off + pi.payload_off;
+		for (uint32_t k = 0; k < pi.payload_len; k++)
+			assert_int_equal(pay[k], (uint8_t)(k * 7 + i));
+	}
+	free(c);
+}
+
+/*
+ * Flip every bit the ICRC covers: each flip must be refused (by the ICRC,
+ * or earlier by the IPv4/UDP checks).  Flips of the masked fields — TOS,
+ * TTL, IPv4 checksum, UDP checksum, BTH resv8 — must not matter.
+ */
+static void test_single_bit_corruption(void **state)
+{
+	(void)state;
+	struct corpus *c = load_corpus();
+	uint64_t refused = 0, masked_ok = 0;
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct gi_format_params fp = params(c->qp[i], c->base_va[i], GI_ROCEV2_ICRC_VERIFY, 0);
+		struct gi_pkt_info pi;
+		struct gi_l4 l4;
+		uint8_t *b = c->pkt[i];
+		assert_int_equal(gi_parse_l4(b, c->len[i], c->len[i], &l4), GI_L4_OK);
+		uint32_t ip = l4.l3_off, ihl = l4.l4_off - ip, udp = l4.l4_off;
+		uint32_t end = l4.payload_off + l4.payload_len; /* ICRC included */
+		for (uint32_t o = ip; o < end; o++) {
+			int masked = o == ip + 1 || o == ip + 8 || o == ip + 10 || o == ip + 11 || o == udp + 6 ||
+				     o == udp + 7 || o == udp + 8 + 4;
+			for (int bit = 0; bit < 8; bit++) {
+				b[o] ^= (uint8_t)(1u << bit);
+				int r = parse(&fp, b, c->len[i], c->len[i], NULL, PPF, c->plen[i], &pi);
+				b[o] ^= (uint8_t)(1u << bit);
+				if (masked) {
+					if (o == ip + 10 || o == ip + 11)
+						continue; /* gi_parse_l4 does not check the IPv4 checksum either */
+					assert_int_equal(r, 0);
+					masked_ok++;
+				} else {
+					if (r == 0)
+						fail_msg("packet %u: flipping bit %d of byte %u (ihl %u) was accepted", i, bit, o, ihl);
+					refused++;
+				}
+			}
+		}
+	}
+	assert_true(refused > 100000);
+	assert_true(masked_ok > 1000);
+	free(c);
+}
+
+/* ---- through the executor ---- */
+
+struct fixture {
+	struct gi_exec_ctx ctx;
+	struct gi_stream_rt st[3];
+	uint16_t *map;
+	uint8_t *ring_mem[3];
+	struct gi_exec_counters ctr;
+	struct gi_batch_ring *ring;
+	uint8_t (*pkts)[PKT_MAX];
+	uint8_t (*seg1)[PKT_MAX];
+	uint32_t n, split;
+	uint64_t now, fed;
+};
+
+/* Streams 0 and 1: rocev2 QP0 and QP0 + 1, chained on UDP 4791; stream 2: udp_seq on 5000. */
+static struct fixture *make_fixture(uint32_t split, uint32_t close_on)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	f->map = malloc(65536 * sizeof(uint16_t));
+	for (int i = 0; i < 65536; i++)
+		f->map[i] = GI_STREAM_NONE;
+	for (int s = 0; s < 3; s++) {
+		uint64_t bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
+		f->ring_mem[s] = aligned_alloc(4096, bytes);
+		memset(f->ring_mem[s], 0, bytes);
+		struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)f->ring_mem[s];
+		uint32_t fmt = s < 2 ? GI_FORMAT_ROCEV2 : GI_FORMAT_UDP_SEQ;
+		gi_frame_ring_init(h, SLOTS, PPF, PAYLOAD, fmt, (uint32_t)s, "r", 1);
+		f->st[s] = (struct gi_stream_rt){ .format = fmt, .packets = PPF, .payload_bytes = PAYLOAD,
+						  .window = WINDOW, .ring = h };
+		if (s < 2)
+			f->st[s].fp = params(QP0 + (uint32_t)s, 0x40000000, GI_ROCEV2_ICRC_VERIFY, close_on);
+		else
+			gi_format_params_init(&f->st[s].fp, GI_FORMAT_UDP_SEQ);
+		f->st[s].fp.resync_frames = 1000;
+		uint16_t *head = &f->map[s < 2 ? GI_ROCEV2_UDP_PORT : 5000];
+		f->st[s].next_same_udp = *head;
+		*head = (uint16_t)s;
+	}
+	f->ctx = (struct gi_exec_ctx){ .n_streams = 3, .n_ports = 1, .streams = f->st, .map = f->map };
+	f->split = split;
+	uint64_t rb = gi_ring_bytes(4, MAXB, split);
+	f->ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
+	memset(f->ring, 0, rb);
+	gi_ring_init(f->ring, 4, MAXB, split);
+	f->pkts = malloc(MAXB * sizeof(*f->pkts));
+	f->seg1 = malloc(MAXB * sizeof(*f->seg1));
+	f->now = 1000;
+	return f;
+}
+
+static void free_fixture(struct fixture *f)
+{
+	for (int s = 0; s < 3; s++)
+		free(f->ring_mem[s]);
+	free(f->map);
+	free(f->ring);
+	free(f->pkts);
+	free(f->seg1);
+	free(f);
+}
+
+static void flush_batch(struct fixture *f)
+{
+	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
+	s->n_pkts = f->n;
+	s->port = 0;
+	gi_exec_slot_host(&f->ctx, &f->ctr, s, MAXB, f->split, f->now);
+	f->fed += f->n;
+	f->n = 0;
+}
+
+/* With split, the first 80 bytes go to segment 0 and the rest (payload, ICRC) to segment 1. */
+static void queue_raw(struct fixture *f, const uint8_t *pkt, uint32_t len)
+{
+	if (f->n == MAXB)
+		flush_batch(f);
+	uint32_t i = f->n++;
+	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
+	uint32_t h = f->split && len > 80 ? 80 : len;
+	memcpy(f->pkts[i], pkt, h);
+	gi_slot_addr(s)[i] = (uint64_t)(uintptr_t)f->pkts[i];
+	gi_slot_len(s, MAXB)[i] = len;
+	if (f->split) {
+		memcpy(f->seg1[i], pkt + h, len - h);
+		gi_slot_addr1(s, MAXB)[i] = (uint64_t)(uintptr_t)f->seg1[i];
+		gi_slot_len0(s, MAXB)[i] = h;
+	}
+}
+
+/* Packet `ord` of a stream whose first PSN is psn0: an RDMA WRITE of one frame per message. */
+static void queue_write(struct fixture *f, int s, uint32_t psn0, uint64_t ord, int bad_va)
+{
+	uint8_t b[PKT_MAX];
+	uint32_t idx = (uint32_t)(ord % PPF);
+	uint8_t op = idx == 0 ? GI_ROCEV2_WRITE_FIRST : idx == PPF - 1 ? GI_ROCEV2_WRITE_LAST_IMM : GI_ROCEV2_WRITE_MIDDLE;
+	struct rp p = { .opcode = (uint8_t)(GI_ROCEV2_UC | op), .qp = QP0 + (uint32_t)s,
+			.psn = (uint32_t)((psn0 + ord) & GI_ROCEV2_QP_MASK), .plen = PAYLOAD,
+			.va = 0x40000000 + (ord / PPF % 3) * PPF * PAYLOAD + (bad_va ? PAYLOAD : 0),
+			.dma_len = PPF * PAYLOAD, .pad = -1,
+			.seed = gi_pattern_seed((uint16_t)(QP0 + (uint32_t)s), (uint32_t)(ord / PPF)),
+			.off = (uint64_t)idx * PAYLOAD };
+	queue_raw(f, b, build(b, &p));
+}
+
+static uint64_t accounted(const struct fixture *f)
+{
+	uint64_t a = 0;
+	for (int s = 0; s < 3; s++)
+		a += f->st[s].c.packets + f->st[s].c.duplicates + f->st[s].c.late;
+	for (int r = 0; r < GI_DROP__COUNT; r++)
+		a += f->ctr.drops[r];
+	return a;
+}
+
+static void check_frames(struct fixture *f, int s, uint64_t from, uint64_t to)
+{
+	struct gi_frame_ring_hdr *h = f->st[s].ring;
+	for (uint64_t fr = from; fr < to; fr++) {
+		struct gi_frame_slot *sl = gi_frame_slot_at(h, fr);
+		assert_true(sl->seq == 2 * fr + 2);
+		assert_int_equal(sl->sensor_id, QP0 + (uint32_t)s);
+		assert_int_equal(sl->sensor_frame, fr);
+		uint64_t seed = gi_pattern_seed((uint16_t)(QP0 + (uint32_t)s), (uint32_t)fr);
+		for (uint32_t p = 0; p < PPF; p++)
+			if (gi_frame_bitmap(sl)[0] >> p & 1)
+				assert_int_equal(gi_pattern_mismatches(gi_frame_payload(h, sl) + p * PAYLOAD, seed,
+								       (uint64_t)p * PAYLOAD, PAYLOAD), 0);
+	}
+}
+
+/*
+ * Two QPs on 4791, PSNs starting 20 below 2^24: loss (not of a first packet),
+ * reordering within the window, a duplicate, a FIRST with a wrong VA, a
+ * foreign QP and an ACK; every packet in exactly one counter, frames across
+ * the wrap byte-exact, placed + lost == sent.
+ */
+static void run_wrap(uint32_t split)
+{
+	struct fixture *f = make_fixture(split, GI_ROCEV2_CLOSE_NONE);
+	const uint32_t psn0 = (1u << 24) - 20, frames = 12;
+	uint64_t total = (uint64_t)frames * PPF, lost = 0;
+
+	for (int s = 0; s < 2; s++) {
+		for (uint64_t o = 0; o < total; o++) {
+			if (o == 9 + (uint64_t)s || o == 24 || o == 43) { /* 24: a FIRST lost: its frame still fills */
+				lost++;
+				continue;
+			}
+			if (o % 10 == 5 && o + 1 < total) { /* swap with the next one */
+				queue_write(f, s, psn0, o + 1, 0);
+				queue_write(f, s, psn0, o, 0);
+				o++;
+				continue;
+			}
+			queue_write(f, s, psn0, o, 0);
+			if (o == 30)
+				queue_write(f, s, psn0, o, 0); /* a duplicate */
+			if (o == 40)
+				queue_write(f, s, psn0, o, 1); /* a FIRST whose VA disagrees with its PSN */
+		}
+	}
+	uint8_t b[PKT_MAX];
+	struct rp other = { .opcode = GI_ROCEV2_RC | GI_ROCEV2_SEND_ONLY, .qp = QP0 + 7, .plen = PAYLOAD, .pad = -1 };
+	queue_raw(f, b, build(b, &other));
+	struct rp ack = { .opcode = GI_ROCEV2_ACK, .qp = QP0, .plen = 4, .pad = -1 };
+	queue_raw(f, b, build(b, &ack));
+	flush_batch(f);
+	for (int s = 0; s < 2; s++)
+		gi_stream_flush(&f->st[s], f->now);
+
+	for (int s = 0; s < 2; s++) {
+		struct gi_stream_rt *st = &f->st[s];
+		assert_int_equal(st->c.duplicates, 1);
+		assert_int_equal(st->c.late, 0);
+		assert_int_equal(st->c.packets + st->c.lost, total);
+		assert_int_equal(st->c.frames[GI_FRAMES_COMPLETE] + st->c.frames[GI_FRAMES_PARTIAL], frames);
+		assert_true(st->c.reordered > 0);
+		check_frames(f, s, frames - SLOTS, frames);
+	}
+	assert_int_equal(f->st[0].c.lost + f->st[1].c.lost, lost);
+	assert_int_equal(f->ctr.drops[GI_DROP_ROCEV2_VA], 2);
+	assert_int_equal(f->ctr.drops[GI_DROP_NO_STREAM], 1);
+	assert_int_equal(f->ctr.drops[GI_DROP_ROCEV2_OPCODE], 1);
+	assert_int_equal(accounted(f), f->fed);
+	free_fixture(f);
+}
+
+static void test_psn_wrap_exec(void **state)
+{
+	(void)state;
+	run_wrap(0);
+}
+
+static void test_psn_wrap_exec_split(void **state)
+{
+	(void)state;
+	run_wrap(1);
+}
+
+/* close_on: imm — the WRITE LAST with immediate makes its frame final at once. */
+static void test_close_on_exec(void **state)
+{
+	(void)state;
+	struct fixture *f = make_fixture(0, GI_ROCEV2_CLOSE_IMM);
+	for (uint64_t o = 0; o < PPF; o++)
+		if (o != 3)
+			queue_write(f, 0, 5, o, 0);
+	flush_batch(f);
+	assert_int_equal(f->st[0].c.frames[GI_FRAMES_PARTIAL], 1);
+	assert_int_equal(f->st[0].c.lost, 1);
+	assert_int_equal(f->st[0].next_pub, 1);
+	queue_write(f, 0, 5, 3, 0); /* too late now */
+	flush_batch(f);
+	assert_int_equal(f->st[0].c.late, 1);
+	assert_int_equal(accounted(f), f->fed);
+	free_fixture(f);
+}
+
+int main(int argc, char **argv)
+{
+	corpus_path = argc > 1 ? argv[1] : "tests/unit/rocev2_scapy.txt";
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_accepted_opcodes),
+		cmocka_unit_test(test_refused_opcodes),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_close_on),
+		cmocka_unit_test(test_crc32_known),
+		cmocka_unit_test(test_scapy_corpus),
+		cmocka_unit_test(test_single_bit_corruption),
+		cmocka_unit_test(test_psn_wrap_exec),
+		cmocka_unit_test(test_psn_wrap_exec_split),
+		cmocka_unit_test(test_close_on_exec),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
