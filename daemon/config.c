@@ -1070,14 +1070,17 @@ static void check_streams(struct gi_ctx *c, struct gi_config *cfg)
 				}
 			}
 		}
-		if (s->port_index >= 0 && s->payload_bytes && s->format != GI_FORMAT_ROCEV2 /* check_rocev2() */ &&
+		/* rocev2 and custom have exact checks of their own (check_rocev2(), the custom map);
+		 * a VITA 49 prologue plus trailer is at most udp_seq's 32 bytes */
+		if (s->port_index >= 0 && s->payload_bytes &&
+		    (s->format == GI_FORMAT_UDP_SEQ || s->format == GI_FORMAT_VITA49) &&
 		    s->payload_bytes + GI_IPV4_UDP_HDR_LEN + GI_UDP_SEQ_HDR_LEN > cfg->ports[s->port_index].mtu) {
 			fmt_path(path, sizeof(path), "streams[%u].frame.payload_bytes", i);
 			err_at(c, mark_of(node_at(c, "%s", path)), path,
-			       "%u does not fit port %s's mtu %u (allowed: 1..%d: mtu - 20 IPv4 - 8 UDP - %u udp_seq)",
+			       "%u does not fit port %s's mtu %u (allowed: 1..%d: mtu - 20 IPv4 - 8 UDP - %u %s)",
 			       s->payload_bytes, s->port, cfg->ports[s->port_index].mtu,
 			       (int)cfg->ports[s->port_index].mtu - GI_IPV4_UDP_HDR_LEN - (int)GI_UDP_SEQ_HDR_LEN,
-			       GI_UDP_SEQ_HDR_LEN);
+			       GI_UDP_SEQ_HDR_LEN, s->format == GI_FORMAT_VITA49 ? "VITA 49 header words" : "udp_seq");
 		}
 		if (s->port_index >= 0 && s->queue >= cfg->ports[s->port_index].n_queues) {
 			fmt_path(path, sizeof(path), "streams[%u].queue", i);
