@@ -112,6 +112,27 @@ const struct gi_mem_provider gi_mem_host_provider = {
 	.free = gi_mem_host_unmap,
 };
 
+int gi_mem_host_map_registered(const struct gi_mem_provider *p,
+			       int (*reg)(const struct gi_mem_provider *, void *, size_t, struct gi_mem_region *, char *,
+					  size_t),
+			       size_t len, size_t align, bool want_hugepages, struct gi_mem_region *out, char *err,
+			       size_t errlen)
+{
+	struct gi_mem_region host;
+	int rc = gi_mem_host_map(len, align, want_hugepages, &host, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = reg(p, host.va, host.len, out, err, errlen);
+	if (rc < 0) {
+		gi_mem_host_unmap(&host);
+		return rc;
+	}
+	out->page_sz = host.page_sz;
+	out->hugepages = host.hugepages;
+	out->borrowed = false; /* ours: the provider's free unregisters and unmaps */
+	return 0;
+}
+
 void gi_mem_region_free(struct gi_mem_region *r)
 {
 	if (r->va && r->provider && r->provider->free)

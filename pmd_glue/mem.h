@@ -109,6 +109,16 @@ int gi_mem_host_map(size_t len, size_t align, bool want_hugepages, struct gi_mem
 		    size_t errlen);
 void gi_mem_host_unmap(struct gi_mem_region *r);
 
+/*
+ * host_pinned providers: map host memory (hugepages if asked) and register
+ * it for the GPU with `reg`; on failure nothing is left mapped.
+ */
+int gi_mem_host_map_registered(const struct gi_mem_provider *p,
+			       int (*reg)(const struct gi_mem_provider *, void *, size_t, struct gi_mem_region *, char *,
+					  size_t),
+			       size_t len, size_t align, bool want_hugepages, struct gi_mem_region *out, char *err,
+			       size_t errlen);
+
 /* Free a region through its provider; safe on a zeroed or freed region. */
 void gi_mem_region_free(struct gi_mem_region *r);
 

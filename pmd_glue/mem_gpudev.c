@@ -116,24 +116,12 @@ static int gpudev_register_host(const struct gi_mem_provider *p, void *va, size_
 static int gpudev_pinned_alloc(const struct gi_mem_provider *p, size_t len, size_t align, bool want_hugepages,
 			       struct gi_mem_region *out, char *err, size_t errlen)
 {
-	struct gi_mem_region host;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if ((rc = gpudev_ready(p, "host_pinned memory", err, errlen)) < 0)
 		return rc;
-	rc = gi_mem_host_map(len, align, want_hugepages, &host, err, errlen);
-	if (rc < 0)
-		return rc;
-	rc = gpudev_register_host(p, host.va, host.len, out, err, errlen);
-	if (rc < 0) {
-		gi_mem_host_unmap(&host);
-		return rc;
-	}
-	out->page_sz = host.page_sz;
-	out->hugepages = host.hugepages;
-	out->borrowed = false;
-	return 0;
+	return gi_mem_host_map_registered(p, gpudev_register_host, len, align, want_hugepages, out, err, errlen);
 }
 
 static void gpudev_pinned_free(struct gi_mem_region *r)
