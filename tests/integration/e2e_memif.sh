@@ -15,22 +15,10 @@ SOCK=$T/memif.sock
 DEV="net_memif0,role=client,socket=$SOCK,socket-abstract=no"
 
 run_case() {
-  local label=$1; shift
-  local check_args=$1; shift
-  echo "=== $label"
-  CONSUMER_PIDS=()
+  local label=$1 check_args=$2; shift 2
   write_config "$T/$label.yaml" "$DEV" s0:5000:32:512 s1:5001:32:512
-  start_sim --streams 2 --dst-port 5000 --packets-per-frame 32 --payload 512 --start-delay-ms 1000 "$@"
-  start_daemon "$T/$label.yaml"
-  start_consumer s0
-  start_consumer s1
-  wait_sim
-  wait_delivered "$(sim_sent)"
-  stop_daemon
-  wait_consumers || fail "a frame consumer reported mismatches"
-  # shellcheck disable=SC2086
-  python3 "$CHECK" --sim "$T/sim.json" --daemon "$T/daemon.json" --stream s0=0 --stream s1=1 \
-    --frames "s0=$T/frames-s0.json" --frames "s1=$T/frames-s1.json" $check_args
+  run_memif_case "$label" "$T/$label.yaml" "$check_args" \
+    --streams 2 --dst-port 5000 --packets-per-frame 32 --payload 512 --start-delay-ms 1000 "$@" -- s0 s1
 }
 
 run_case clean --clean --frames 150 --rate 40000 --seed 1
@@ -38,13 +26,9 @@ run_case impaired "" --frames 150 --rate 40000 --seed 7 \
   --loss 0.01 --dup 0.01 --reorder 0.02 --reorder-depth 8 --malformed 0.02
 
 echo "=== sigterm under load"
-CONSUMER_PIDS=()
 write_config "$T/load.yaml" "$DEV" s0:5000:32:512 s1:5001:32:512
-start_sim --streams 2 --dst-port 5000 --packets-per-frame 32 --payload 512 --frames 0 --duration 10 --rate 0 \
-  --start-delay-ms 1000
-start_daemon "$T/load.yaml"
-start_consumer s0
-start_consumer s1
+start_memif_case "$T/load.yaml" --streams 2 --dst-port 5000 --packets-per-frame 32 --payload 512 --frames 0 \
+  --duration 10 --rate 0 --start-delay-ms 1000 -- s0 s1
 wait_delivered 20000
 stop_daemon
 wait_consumers || fail "a frame consumer reported mismatches after SIGTERM under load"

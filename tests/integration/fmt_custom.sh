@@ -57,24 +57,11 @@ YAML
 }
 
 run_case() {
-  local label=$1; shift
-  local check_args=$1; shift
-  echo "=== $label"
-  CONSUMER_PIDS=()
+  local label=$1 check_args=$2; shift 2
   write_custom_config "$T/$label.yaml"
-  start_sim --streams 3 --dst-port 5000 --format custom,custom,udp_seq --custom "$C0" --custom "$C1" \
-    --packets-per-frame 32 --payload 512 --seq-start 60000 --frame-start 65500 --start-delay-ms 1000 "$@"
-  start_daemon "$T/$label.yaml"
-  start_consumer c0
-  start_consumer c1
-  start_consumer u2
-  wait_sim
-  wait_delivered "$(sim_sent)"
-  stop_daemon
-  wait_consumers || fail "a frame consumer reported mismatches"
-  # shellcheck disable=SC2086
-  python3 "$CHECK" --sim "$T/sim.json" --daemon "$T/daemon.json" --stream c0=0 --stream c1=1 --stream u2=2 \
-    --frames "c0=$T/frames-c0.json" --frames "c1=$T/frames-c1.json" --frames "u2=$T/frames-u2.json" $check_args
+  run_memif_case "$label" "$T/$label.yaml" "$check_args" --streams 3 --dst-port 5000 \
+    --format custom,custom,udp_seq --custom "$C0" --custom "$C1" --packets-per-frame 32 --payload 512 \
+    --seq-start 60000 --frame-start 65500 --start-delay-ms 1000 "$@" -- c0 c1 u2
 }
 
 # 150 frames x 32 packets: c0's 16-bit seq wraps (60000 + 4800), c1's frame number too (65500 + 150)

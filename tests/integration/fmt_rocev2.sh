@@ -43,26 +43,12 @@ YAML
 }
 
 run_case() {
-  local label=$1; shift
-  local close_on=$1; shift
-  local check_args=$1; shift
-  echo "=== $label"
-  CONSUMER_PIDS=()
+  local label=$1 close_on=$2 check_args=$3; shift 3
   write_rocev2_config "$T/$label.yaml" "$close_on"
   # sim streams 0, 1: rocev2 QP 256, 257; stream 2: udp_seq on 5000 + 2
-  start_sim --streams 3 --format rocev2,rocev2,udp_seq --geometry 32x510,32x510,32x512 --dst-port 5000 \
-    --dst-qp 256 --base-va 0x7f0000000000 --start-delay-ms 1000 "$@"
-  start_daemon "$T/$label.yaml"
-  start_consumer r0
-  start_consumer r1
-  start_consumer u0
-  wait_sim
-  wait_delivered "$(sim_sent)"
-  stop_daemon
-  wait_consumers || fail "a frame consumer reported mismatches"
-  # shellcheck disable=SC2086
-  python3 "$CHECK" --sim "$T/sim.json" --daemon "$T/daemon.json" --stream r0=0 --stream r1=1 --stream u0=2 \
-    --frames "r0=$T/frames-r0.json" --frames "r1=$T/frames-r1.json" --frames "u0=$T/frames-u0.json" $check_args
+  run_memif_case "$label" "$T/$label.yaml" "$check_args" --streams 3 --format rocev2,rocev2,udp_seq \
+    --geometry 32x510,32x510,32x512 --dst-port 5000 --dst-qp 256 --base-va 0x7f0000000000 --start-delay-ms 1000 \
+    "$@" -- r0 r1 u0
 }
 
 run_case clean imm --clean --frames 150 --rate 40000 --seed 1 --opcode write-imm --seq-start 16775000

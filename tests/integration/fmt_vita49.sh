@@ -112,25 +112,11 @@ YAML
 }
 
 run_case() {
-  local label=$1; shift
-  local check_args=$1; shift
-  echo "=== memif: $label"
-  CONSUMER_PIDS=()
+  local label=$1 check_args=$2; shift 2
   vita49_config "$T/$label.yaml"
-  start_sim --streams 3 --format vita49,vita49,udp_seq --dst-ports $VPORT,$VPORT,5002 --stream-id-base 256 \
-    --packets-per-frame 32 --payload 512 --start-delay-ms 1000 "$@"
-  start_daemon "$T/$label.yaml"
-  start_consumer v0
-  start_consumer v1
-  start_consumer u0
-  wait_sim
-  wait_delivered "$(sim_sent)"
-  stop_daemon
-  wait_consumers || fail "a frame consumer reported mismatches"
-  # shellcheck disable=SC2086
-  python3 "$CHECK" --sim "$T/sim.json" --daemon "$T/daemon.json" --stream v0=0 --stream v1=1 --stream u0=2 \
-    --frames "v0=$T/frames-v0.json" --frames "v1=$T/frames-v1.json" --frames "u0=$T/frames-u0.json" \
-    $check_args || fail "$label: accounting"
+  run_memif_case "memif: $label" "$T/$label.yaml" "$check_args" --streams 3 --format vita49,vita49,udp_seq \
+    --dst-ports $VPORT,$VPORT,5002 --stream-id-base 256 --packets-per-frame 32 --payload 512 --start-delay-ms 1000 \
+    "$@" -- v0 v1 u0
 }
 
 run_case clean --clean --frames 120 --rate 40000 --seed 1 --vita49-class-id --vita49-trailer
@@ -150,10 +136,8 @@ longest=$(tshark -r "$T/long.pcap" -d "udp.port==$VPORT,vrt" -Y "vrt.sid == 257"
   awk '{ t = $1 * 1000000 + $2 / 1000000; if (NR > 1 && t - p - 1 > m) m = t - p - 1; p = t } END { print m + 0 }')
 echo "  longest run of lost packets of stream 257: $longest"
 [ "$longest" -ge 20 ] || fail "the seeded run has no loss of 20 consecutive packets"
-CONSUMER_PIDS=()
 vita49_config "$T/long.yaml"
-start_sim "${long_args[@]}" --start-delay-ms 1000 --rate 40000
-start_daemon "$T/long.yaml"
+start_memif_case "$T/long.yaml" "${long_args[@]}" --start-delay-ms 1000 --rate 40000 --
 wait_sim
 wait_delivered "$(sim_sent)"
 stop_daemon

@@ -167,3 +167,44 @@ wait_delivered() {
 }
 
 sim_sent() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sent"])' "$T/sim.json"; }
+
+# start_memif_case CONFIG SIM_ARGS... -- NAMES...
+# The simulator (memif server, with SIM_ARGS), then the daemon on CONFIG,
+# then a frame consumer for each stream NAME (none if none are given).
+start_memif_case() {
+  local config=$1; shift
+  local sim_args=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do sim_args+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  CONSUMER_PIDS=()
+  start_sim "${sim_args[@]}"
+  start_daemon "$config"
+  local name
+  for name in "$@"; do start_consumer "$name"; done
+}
+
+# run_memif_case LABEL CONFIG CHECK_ARGS SIM_ARGS... -- NAMES...
+# One whole run: start_memif_case, the simulator runs to its end, the daemon
+# receives all it sent, stops cleanly (exit 0 on SIGTERM), every consumer
+# exits byte-exact, and check_accounting.py holds the daemon's JSON to the
+# simulator's with CHECK_ARGS (word-split: "" or e.g. --clean).  NAMES are
+# the daemon's streams in the simulator's stream order (NAME=0, NAME=1, ...).
+run_memif_case() {
+  local label=$1 config=$2 check_args=$3; shift 3
+  echo "=== $label"
+  start_memif_case "$config" "$@"
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do shift; done
+  [ $# -gt 0 ] && shift
+  wait_sim
+  wait_delivered "$(sim_sent)"
+  stop_daemon
+  wait_consumers || fail "a frame consumer reported mismatches"
+  local streams=() i=0 name
+  for name in "$@"; do
+    streams+=(--stream "$name=$i" --frames "$name=$T/frames-$name.json")
+    i=$((i + 1))
+  done
+  # shellcheck disable=SC2086
+  python3 "$CHECK" --sim "$T/sim.json" --daemon "$T/daemon.json" "${streams[@]}" $check_args ||
+    fail "$label: accounting"
+}

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "exec_fixture.h"
 #include "kernels/executor.h"
 #include "kernels/fmt_custom.h"
 #include "testpkt.h"
@@ -198,19 +199,10 @@ static void test_sim_spec(void **state)
 
 /* ---- whole streams through the host executor ---- */
 
-struct fixture {
-	struct gi_exec_ctx ctx;
-	struct gi_stream_rt st[N_ST];
+/* The simulator's view of each stream, for its packet builder. */
+struct custom_priv {
 	struct gi_sim_stream sim[N_ST];
 	struct gi_sim_custom cu[N_ST];
-	uint16_t *map;
-	uint8_t *ring_mem[N_ST];
-	struct gi_exec_counters ctr;
-	struct gi_batch_ring *ring;
-	uint8_t (*pkts)[TP_MAX];
-	uint32_t n;
-	uint64_t now;
-	uint64_t fed;
 };
 
 /*
@@ -223,75 +215,48 @@ static const char *const specs[N_ST] = {
 	"seq=0:8:le:0xffff00000000:32,header=8",
 };
 
+static void custom_stream(struct exec_fixture *f, int s)
+{
+	struct custom_priv *cp = f->priv ? f->priv : (f->priv = calloc(1, sizeof(struct custom_priv)));
+	char err[256];
+	assert_int_equal(gi_sim_custom_parse(specs[s], &cp->cu[s], err, sizeof(err)), 0);
+	cp->sim[s] = (struct gi_sim_stream){ .id = (uint16_t)(10 + s), .dst_port = (uint16_t)(6000 + s), .ppf = PPF,
+					     .payload = PAYLOAD, .format = GI_FORMAT_CUSTOM, .custom = &cp->cu[s] };
+	f->st[s].fp.resync_frames = 1000;
+	gi_fmt_custom_setup(&f->st[s].fp, &cp->cu[s].map);
+	exf_map_port(f, s, (uint16_t)(6000 + s));
+}
+
+static const struct exf_conf conf = {
+	.format = GI_FORMAT_CUSTOM, .names = { "f", "d" }, .n_streams = N_ST, .packets = PPF, .payload = PAYLOAD,
+	.window = WINDOW, .slots = SLOTS, .maxb = MAXB, .stream = custom_stream,
+};
+
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-	char err[256];
-	f->map = malloc(65536 * sizeof(uint16_t));
-	for (int i = 0; i < 65536; i++)
-		f->map[i] = GI_STREAM_NONE;
-	for (int s = 0; s < N_ST; s++) {
-		assert_int_equal(gi_sim_custom_parse(specs[s], &f->cu[s], err, sizeof(err)), 0);
-		f->sim[s] = (struct gi_sim_stream){ .id = (uint16_t)(10 + s), .dst_port = (uint16_t)(6000 + s), .ppf = PPF,
-						    .payload = PAYLOAD, .format = GI_FORMAT_CUSTOM, .custom = &f->cu[s] };
-		uint64_t bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
-		f->ring_mem[s] = aligned_alloc(4096, bytes);
-		memset(f->ring_mem[s], 0, bytes);
-		struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)f->ring_mem[s];
-		gi_frame_ring_init(h, SLOTS, PPF, PAYLOAD, GI_FORMAT_CUSTOM, (uint32_t)s, s ? "d" : "f", 1);
-		f->st[s] = (struct gi_stream_rt){ .format = GI_FORMAT_CUSTOM, .packets = PPF, .payload_bytes = PAYLOAD,
-						  .window = WINDOW, .ring = h };
-		gi_format_params_init(&f->st[s].fp, GI_FORMAT_CUSTOM);
-		f->st[s].fp.resync_frames = 1000;
-		gi_fmt_custom_setup(&f->st[s].fp, &f->cu[s].map);
-		f->map[6000 + s] = (uint16_t)s;
-	}
+	struct exec_fixture *f = exf_new(&conf);
 	assert_int_equal(f->st[0].fp.seq_bits, 32);
 	assert_int_equal(f->st[0].fp.frame_bits, 16);
 	assert_int_equal(f->st[1].fp.seq_bits, 16);
-	f->ctx = (struct gi_exec_ctx){ .n_streams = N_ST, .n_ports = 1, .streams = f->st, .map = f->map };
-	uint64_t rb = gi_ring_bytes(4, MAXB, 0);
-	f->ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
-	memset(f->ring, 0, rb);
-	gi_ring_init(f->ring, 4, MAXB, 0);
-	f->pkts = malloc(MAXB * sizeof(*f->pkts));
-	f->now = 1000;
 	*state = f;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-	for (int s = 0; s < N_ST; s++)
-		free(f->ring_mem[s]);
-	free(f->map);
-	free(f->ring);
-	free(f->pkts);
-	free(f);
+	exf_free(*state);
 	return 0;
 }
 
-static void flush_batch(struct fixture *f)
-{
-	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
-	s->n_pkts = f->n;
-	s->port = 0;
-	gi_exec_slot_host(&f->ctx, &f->ctr, s, MAXB, 0, f->now);
-	f->fed += f->n;
-	f->n = 0;
-}
-
 /* Ethernet/IPv4/UDP around the simulator's custom UDP payload. */
-static void queue_pkt(struct fixture *f, int s, const struct gi_sim_pkt *p)
+static void queue_pkt(struct exec_fixture *f, int s, const struct gi_sim_pkt *p)
 {
-	if (f->n == MAXB)
-		flush_batch(f);
-	uint8_t *b = f->pkts[f->n];
+	struct gi_sim_stream *sim = &((struct custom_priv *)f->priv)->sim[s];
+	uint8_t *b = next_pkt(f);
 	memset(b, 0, TP_MAX);
 	memcpy(b, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00", 14);
 	uint8_t *ip = b + 14, *udp = ip + 20;
-	uint32_t ulen = gi_sim_custom_build(&f->sim[s], p, udp + 8, 77);
+	uint32_t ulen = gi_sim_custom_build(sim, p, udp + 8, 77);
 	ip[0] = 0x45;
 	gi_put_be16(ip + 2, (uint16_t)(28 + ulen));
 	ip[8] = 64;
@@ -300,31 +265,13 @@ static void queue_pkt(struct fixture *f, int s, const struct gi_sim_pkt *p)
 	gi_put_be32(ip + 16, 0x0a000002);
 	gi_put_be16(ip + 10, tp_csum(ip, 20));
 	gi_put_be16(udp, 4000);
-	gi_put_be16(udp + 2, f->sim[s].dst_port);
+	gi_put_be16(udp + 2, sim->dst_port);
 	gi_put_be16(udp + 4, (uint16_t)(8 + ulen));
-	struct gi_batch_slot *sl = gi_ring_slot(f->ring, 0);
-	gi_slot_addr(sl)[f->n] = (uint64_t)(uintptr_t)b;
-	gi_slot_len(sl, MAXB)[f->n] = 42 + ulen;
-	f->n++;
-}
-
-static uint64_t accounted(const struct fixture *f)
-{
-	uint64_t a = 0;
-	for (int s = 0; s < N_ST; s++)
-		a += f->st[s].c.packets + f->st[s].c.duplicates + f->st[s].c.late;
-	for (int r = 0; r < GI_DROP__COUNT; r++)
-		a += f->ctr.drops[r];
-	return a;
-}
-
-static uint64_t frames_done(const struct gi_stream_rt *st)
-{
-	return st->c.frames[GI_FRAMES_COMPLETE] + st->c.frames[GI_FRAMES_PARTIAL] + st->c.frames[GI_FRAMES_TIMED_OUT];
+	queue_len(f, 42 + ulen);
 }
 
 /* Every received packet of every frame still in the ring matches the simulator's pattern. */
-static void check_ring(struct fixture *f, int s)
+static void check_ring(struct exec_fixture *f, int s)
 {
 	struct gi_frame_ring_hdr *h = f->st[s].ring;
 	for (uint64_t fr = f->st[s].next_pub > SLOTS ? f->st[s].next_pub - SLOTS : 0; fr < f->st[s].next_pub; fr++) {
@@ -348,7 +295,7 @@ static void check_ring(struct fixture *f, int s)
  */
 static void test_wraparound_impaired(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	enum { FRAMES = 30000, DEPTH = PPF }; /* 240000 packets: 16-bit counters wrap 3 times */
 	uint64_t dropped[N_ST] = { 0 }, dups[N_ST] = { 0 };
 	struct held {
@@ -412,7 +359,7 @@ static void test_wraparound_impaired(void **state)
 /* Clean traffic: every frame complete; the frame header carries id and sender frame (or derived frame). */
 static void test_clean_frames(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	for (uint64_t k = 0; k < 5 * PPF; k++)
 		for (int s = 0; s < N_ST; s++) {
 			struct gi_sim_pkt p = { .ord = k, .seq = (uint32_t)(65530 + k), .frame = (uint32_t)(65534 + k / PPF),
@@ -441,7 +388,7 @@ static void test_clean_frames(void **state)
 /* The simulator's malformed variants reach the daemon's drop reasons, and nothing else moves. */
 static void test_malformed(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	struct gi_sim_pkt p = { .ord = 0, .seq = 1, .frame = 1, .pkt_index = 0 };
 	queue_pkt(f, 0, &p);
 	p.kind = GI_SIM_MAL_TRUNCATED;

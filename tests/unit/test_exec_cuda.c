@@ -41,6 +41,7 @@ static uint8_t *write_count; /* one counter per byte of [count_lo, count_hi) */
 
 #include "kernels/exec_warp.h"
 #include "kernels/executor.h"
+#include "exec_fixture.h"
 #include "testpkt.h"
 
 #define PPF 8
@@ -50,15 +51,6 @@ static uint8_t *write_count; /* one counter per byte of [count_lo, count_hi) */
 #define MAXB 48
 #define NSTREAMS 2
 #define MAXPKTS 512
-
-struct world {
-	struct gi_exec_ctx ctx;
-	struct gi_stream_rt st[NSTREAMS];
-	uint16_t *map;
-	uint8_t *frames[NSTREAMS];
-	uint64_t frame_bytes;
-	struct gi_exec_counters ctr;
-};
 
 /* The traffic: whole packets, plus where a split NIC would cut them. */
 struct traffic {
@@ -70,32 +62,16 @@ struct traffic {
 	uint32_t n;
 };
 
-static void world_init(struct world *w)
+/* Two udp_seq streams on UDP 6000 and 6001; no batch ring (each test makes its own). */
+static void world_port(struct exec_fixture *w, int s)
 {
-	memset(w, 0, sizeof(*w));
-	w->map = malloc(65536 * sizeof(uint16_t));
-	for (int i = 0; i < 65536; i++)
-		w->map[i] = GI_STREAM_NONE;
-	w->frame_bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
-	for (int s = 0; s < NSTREAMS; s++) {
-		w->frames[s] = aligned_alloc(4096, GI_ALIGN_UP(w->frame_bytes, 4096));
-		memset(w->frames[s], 0, w->frame_bytes);
-		struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)w->frames[s];
-		gi_frame_ring_init(h, SLOTS, PPF, PAYLOAD, GI_FORMAT_UDP_SEQ, (uint32_t)s, "s", 1);
-		w->st[s] = (struct gi_stream_rt){ .format = GI_FORMAT_UDP_SEQ, .packets = PPF, .payload_bytes = PAYLOAD,
-						  .window = WINDOW, .frame_timeout_ns = 0, .ring = h };
-		gi_format_params_init(&w->st[s].fp, GI_FORMAT_UDP_SEQ);
-		w->map[6000 + s] = (uint16_t)s;
-	}
-	w->ctx = (struct gi_exec_ctx){ .n_streams = NSTREAMS, .n_ports = 1, .streams = w->st, .map = w->map };
+	exf_map_port(w, s, (uint16_t)(6000 + s));
 }
 
-static void world_fini(struct world *w)
-{
-	for (int s = 0; s < NSTREAMS; s++)
-		free(w->frames[s]);
-	free(w->map);
-}
+static const struct exf_conf world = {
+	.format = GI_FORMAT_UDP_SEQ, .n_streams = NSTREAMS, .packets = PPF, .payload = PAYLOAD, .window = WINDOW,
+	.slots = SLOTS, .frame_timeout_ns = 0, .stream = world_port,
+};
 
 static void add_pkt(struct traffic *t, int s, uint32_t frame, uint16_t idx, uint32_t seq)
 {
@@ -169,7 +145,7 @@ static void fill_slot(struct gi_batch_slot *slot, const struct traffic *t, uint3
 	}
 }
 
-static void assert_same_world(const struct world *a, const struct world *b, int compare_times)
+static void assert_same_world(const struct exec_fixture *a, const struct exec_fixture *b, int compare_times)
 {
 	for (int s = 0; s < NSTREAMS; s++) {
 		const struct gi_stream_rt *x = &a->st[s], *y = &b->st[s];
@@ -180,12 +156,12 @@ static void assert_same_world(const struct world *a, const struct world *b, int 
 		assert_int_equal(x->seq_max, y->seq_max);
 		if (compare_times) {
 			assert_memory_equal(&x->frame_latency, &y->frame_latency, sizeof(x->frame_latency));
-			assert_memory_equal(a->frames[s], b->frames[s], a->frame_bytes);
+			assert_memory_equal(a->ring_mem[s], b->ring_mem[s], a->frame_bytes);
 			continue;
 		}
 		/* different clocks: everything but the time stamps must match */
-		struct gi_frame_ring_hdr *ha = (struct gi_frame_ring_hdr *)a->frames[s];
-		struct gi_frame_ring_hdr *hb = (struct gi_frame_ring_hdr *)b->frames[s];
+		struct gi_frame_ring_hdr *ha = (struct gi_frame_ring_hdr *)a->ring_mem[s];
+		struct gi_frame_ring_hdr *hb = (struct gi_frame_ring_hdr *)b->ring_mem[s];
 		assert_int_equal(ha->next_frame, hb->next_frame);
 		for (uint64_t f = 0; f < SLOTS; f++) {
 			struct gi_frame_slot *p = gi_frame_slot_at(ha, f), *q = gi_frame_slot_at(hb, f);
@@ -204,9 +180,9 @@ static void assert_same_world(const struct world *a, const struct world *b, int 
 static void run_warp_vs_host(int split)
 {
 	struct traffic *t = make_traffic();
-	struct world ref, wp;
-	world_init(&ref);
-	world_init(&wp);
+	struct exec_fixture ref, wp;
+	exf_init(&ref, &world);
+	exf_init(&wp, &world);
 	uint64_t rb = gi_ring_bytes(1, MAXB, (uint32_t)split);
 	struct gi_batch_ring *ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
 	memset(ring, 0, rb);
@@ -215,8 +191,8 @@ static void run_warp_vs_host(int split)
 	struct gi_batch_slot *staged = aligned_alloc(64, ring->slot_stride);
 	struct gi_warp_shared sh;
 
-	count_lo = wp.frames[0];
-	count_hi = wp.frames[0] + wp.frame_bytes;
+	count_lo = wp.ring_mem[0];
+	count_hi = wp.ring_mem[0] + wp.frame_bytes;
 	write_count = calloc(1, wp.frame_bytes);
 
 	uint64_t now = 1000;
@@ -237,7 +213,7 @@ static void run_warp_vs_host(int split)
 	assert_same_world(&ref, &wp, 1);
 
 	/* stream 0: each placed payload byte written once, nothing else written */
-	struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)wp.frames[0];
+	struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)wp.ring_mem[0];
 	uint64_t placed_bytes = 0;
 	for (uint64_t f = 0; f < SLOTS; f++) {
 		struct gi_frame_slot *sl = gi_frame_slot_at(h, f);
@@ -261,8 +237,8 @@ static void run_warp_vs_host(int split)
 	count_lo = count_hi = NULL;
 	free(staged);
 	free(ring);
-	world_fini(&ref);
-	world_fini(&wp);
+	exf_fini(&ref);
+	exf_fini(&wp);
 	free_traffic(t);
 }
 
@@ -302,7 +278,7 @@ static int have_gpu(void)
 	return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-static struct gi_executor_conf conf_for(struct world *w, enum gi_backend b, enum gi_exec_mode m,
+static struct gi_executor_conf conf_for(struct exec_fixture *w, enum gi_backend b, enum gi_exec_mode m,
 					struct gi_batch_ring **rings, uint32_t n_rings)
 {
 	return (struct gi_executor_conf){ .backend = b, .mode = m, .idle = GI_IDLE_BUSY, .cpu = -1, .n_rings = n_rings,
@@ -317,8 +293,8 @@ static void test_cuda_without_gpu_fails_cleanly(void **state)
 	static const char *const prefix[] = { "executor backend 'cuda': no CUDA device or driver found (cudaGetDeviceCount: ",
 					      "executor backend 'gpudev': no CUDA device or driver found (cudaGetDeviceCount: " };
 	const char *suffix = "); use backend: host";
-	struct world w;
-	world_init(&w);
+	struct exec_fixture w;
+	exf_init(&w, &world);
 	for (int k = 0; k < 2; k++)
 		for (int m = GI_EXEC_PERSISTENT; m <= GI_EXEC_LAUNCH; m++) {
 			char err[256] = "";
@@ -333,7 +309,7 @@ static void test_cuda_without_gpu_fails_cleanly(void **state)
 			assert_string_equal(err + strlen(err) - strlen(suffix), suffix);
 			assert_null(strchr(err, '\n'));
 		}
-	world_fini(&w);
+	exf_fini(&w);
 }
 
 static void test_auto_falls_back_to_host(void **state)
@@ -341,8 +317,8 @@ static void test_auto_falls_back_to_host(void **state)
 	(void)state;
 	if (have_gpu())
 		skip();
-	struct world w;
-	world_init(&w);
+	struct exec_fixture w;
+	exf_init(&w, &world);
 	uint64_t rb = gi_ring_bytes(4, 8, 0);
 	struct gi_batch_ring *ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
 	memset(ring, 0, rb);
@@ -367,14 +343,14 @@ static void test_auto_falls_back_to_host(void **state)
 		ring->stop = 0;
 	}
 	free(ring);
-	world_fini(&w);
+	exf_fini(&w);
 }
 
 static void test_modes_and_bad_mode(void **state)
 {
 	(void)state;
-	struct world w;
-	world_init(&w);
+	struct exec_fixture w;
+	exf_init(&w, &world);
 	char err[256];
 	struct gi_executor *ex = NULL;
 	struct gi_executor_conf c = conf_for(&w, GI_BACKEND_HOST, GI_EXEC_LAUNCH, NULL, 0);
@@ -384,7 +360,7 @@ static void test_modes_and_bad_mode(void **state)
 	c.mode = (enum gi_exec_mode)7;
 	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "unknown executor mode 7");
-	world_fini(&w);
+	exf_fini(&w);
 }
 
 /*
@@ -395,9 +371,9 @@ static void test_modes_and_bad_mode(void **state)
 static void run_gpu(enum gi_exec_mode mode, int split)
 {
 	struct traffic *t = make_traffic();
-	struct world ref, gw;
-	world_init(&ref);
-	world_init(&gw);
+	struct exec_fixture ref, gw;
+	exf_init(&ref, &world);
+	exf_init(&gw, &world);
 	uint8_t(*bufs)[TP_MAX];
 	size_t per = (size_t)MAXPKTS * TP_MAX;
 	assert_int_equal(cudaHostAlloc((void **)&bufs, 3 * per, cudaHostAllocMapped), cudaSuccess);
@@ -460,8 +436,8 @@ static void run_gpu(enum gi_exec_mode mode, int split)
 	free(rr);
 	free(ring);
 	cudaFreeHost(bufs);
-	world_fini(&ref);
-	world_fini(&gw);
+	exf_fini(&ref);
+	exf_fini(&gw);
 	free_traffic(t);
 }
 

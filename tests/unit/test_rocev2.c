@@ -16,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "exec_fixture.h"
 #include "kernels/executor.h"
 #include "kernels/fmt_rocev2.h"
 
@@ -389,97 +390,29 @@ static void test_single_bit_corruption(void **state)
 
 /* ---- through the executor ---- */
 
-struct fixture {
-	struct gi_exec_ctx ctx;
-	struct gi_stream_rt st[3];
-	uint16_t *map;
-	uint8_t *ring_mem[3];
-	struct gi_exec_counters ctr;
-	struct gi_batch_ring *ring;
-	uint8_t (*pkts)[PKT_MAX];
-	uint8_t (*seg1)[PKT_MAX];
-	uint32_t n, split;
-	uint64_t now, fed;
-};
-
-/* Streams 0 and 1: rocev2 QP0 and QP0 + 1, chained on UDP 4791; stream 2: udp_seq on 5000. */
-static struct fixture *make_fixture(uint32_t split, uint32_t close_on)
+/* Streams 0 and 1: rocev2 QP0 and QP0 + 1 (closing frames on conf.arg), chained
+ * on UDP 4791; stream 2: udp_seq on 5000. */
+static void rocev2_stream(struct exec_fixture *f, int s)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-	f->map = malloc(65536 * sizeof(uint16_t));
-	for (int i = 0; i < 65536; i++)
-		f->map[i] = GI_STREAM_NONE;
-	for (int s = 0; s < 3; s++) {
-		uint64_t bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
-		f->ring_mem[s] = aligned_alloc(4096, bytes);
-		memset(f->ring_mem[s], 0, bytes);
-		struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)f->ring_mem[s];
-		uint32_t fmt = s < 2 ? GI_FORMAT_ROCEV2 : GI_FORMAT_UDP_SEQ;
-		gi_frame_ring_init(h, SLOTS, PPF, PAYLOAD, fmt, (uint32_t)s, "r", 1);
-		f->st[s] = (struct gi_stream_rt){ .format = fmt, .packets = PPF, .payload_bytes = PAYLOAD,
-						  .window = WINDOW, .ring = h };
-		if (s < 2)
-			f->st[s].fp = params(QP0 + (uint32_t)s, 0x40000000, GI_ROCEV2_ICRC_VERIFY, close_on);
-		else
-			gi_format_params_init(&f->st[s].fp, GI_FORMAT_UDP_SEQ);
-		f->st[s].fp.resync_frames = 1000;
-		uint16_t *head = &f->map[s < 2 ? GI_ROCEV2_UDP_PORT : 5000];
-		f->st[s].next_same_udp = *head;
-		*head = (uint16_t)s;
-	}
-	f->ctx = (struct gi_exec_ctx){ .n_streams = 3, .n_ports = 1, .streams = f->st, .map = f->map };
-	f->split = split;
-	uint64_t rb = gi_ring_bytes(4, MAXB, split);
-	f->ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
-	memset(f->ring, 0, rb);
-	gi_ring_init(f->ring, 4, MAXB, split);
-	f->pkts = malloc(MAXB * sizeof(*f->pkts));
-	f->seg1 = malloc(MAXB * sizeof(*f->seg1));
-	f->now = 1000;
-	return f;
-}
-
-static void free_fixture(struct fixture *f)
-{
-	for (int s = 0; s < 3; s++)
-		free(f->ring_mem[s]);
-	free(f->map);
-	free(f->ring);
-	free(f->pkts);
-	free(f->seg1);
-	free(f);
-}
-
-static void flush_batch(struct fixture *f)
-{
-	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
-	s->n_pkts = f->n;
-	s->port = 0;
-	gi_exec_slot_host(&f->ctx, &f->ctr, s, MAXB, f->split, f->now);
-	f->fed += f->n;
-	f->n = 0;
+	if (s < 2)
+		f->st[s].fp = params(QP0 + (uint32_t)s, 0x40000000, GI_ROCEV2_ICRC_VERIFY, (uint32_t)f->conf.arg);
+	f->st[s].fp.resync_frames = 1000;
+	exf_chain_port(f, s, s < 2 ? GI_ROCEV2_UDP_PORT : 5000);
 }
 
 /* With split, the first 80 bytes go to segment 0 and the rest (payload, ICRC) to segment 1. */
-static void queue_raw(struct fixture *f, const uint8_t *pkt, uint32_t len)
+static struct exec_fixture *make_fixture(uint32_t split, uint32_t close_on)
 {
-	if (f->n == MAXB)
-		flush_batch(f);
-	uint32_t i = f->n++;
-	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
-	uint32_t h = f->split && len > 80 ? 80 : len;
-	memcpy(f->pkts[i], pkt, h);
-	gi_slot_addr(s)[i] = (uint64_t)(uintptr_t)f->pkts[i];
-	gi_slot_len(s, MAXB)[i] = len;
-	if (f->split) {
-		memcpy(f->seg1[i], pkt + h, len - h);
-		gi_slot_addr1(s, MAXB)[i] = (uint64_t)(uintptr_t)f->seg1[i];
-		gi_slot_len0(s, MAXB)[i] = h;
-	}
+	struct exf_conf c = {
+		.format = GI_FORMAT_ROCEV2, .formats = { [2] = GI_FORMAT_UDP_SEQ }, .names = { "r", "r", "r" },
+		.n_streams = 3, .packets = PPF, .payload = PAYLOAD, .window = WINDOW, .slots = SLOTS, .maxb = MAXB,
+		.split = split ? 80 : 0, .arg = close_on, .stream = rocev2_stream,
+	};
+	return exf_new(&c);
 }
 
 /* Packet `ord` of a stream whose first PSN is psn0: an RDMA WRITE of one frame per message. */
-static void queue_write(struct fixture *f, int s, uint32_t psn0, uint64_t ord, int bad_va)
+static void queue_write(struct exec_fixture *f, int s, uint32_t psn0, uint64_t ord, int bad_va)
 {
 	uint8_t b[PKT_MAX];
 	uint32_t idx = (uint32_t)(ord % PPF);
@@ -493,17 +426,7 @@ static void queue_write(struct fixture *f, int s, uint32_t psn0, uint64_t ord, i
 	queue_raw(f, b, build(b, &p));
 }
 
-static uint64_t accounted(const struct fixture *f)
-{
-	uint64_t a = 0;
-	for (int s = 0; s < 3; s++)
-		a += f->st[s].c.packets + f->st[s].c.duplicates + f->st[s].c.late;
-	for (int r = 0; r < GI_DROP__COUNT; r++)
-		a += f->ctr.drops[r];
-	return a;
-}
-
-static void check_frames(struct fixture *f, int s, uint64_t from, uint64_t to)
+static void check_frames(struct exec_fixture *f, int s, uint64_t from, uint64_t to)
 {
 	struct gi_frame_ring_hdr *h = f->st[s].ring;
 	for (uint64_t fr = from; fr < to; fr++) {
@@ -527,7 +450,7 @@ static void check_frames(struct fixture *f, int s, uint64_t from, uint64_t to)
  */
 static void run_wrap(uint32_t split)
 {
-	struct fixture *f = make_fixture(split, GI_ROCEV2_CLOSE_NONE);
+	struct exec_fixture *f = make_fixture(split, GI_ROCEV2_CLOSE_NONE);
 	const uint32_t psn0 = (1u << 24) - 20, frames = 12;
 	uint64_t total = (uint64_t)frames * PPF, lost = 0;
 
@@ -573,7 +496,7 @@ static void run_wrap(uint32_t split)
 	assert_int_equal(f->ctr.drops[GI_DROP_NO_STREAM], 1);
 	assert_int_equal(f->ctr.drops[GI_DROP_ROCEV2_OPCODE], 1);
 	assert_int_equal(accounted(f), f->fed);
-	free_fixture(f);
+	exf_free(f);
 }
 
 static void test_psn_wrap_exec(void **state)
@@ -592,7 +515,7 @@ static void test_psn_wrap_exec_split(void **state)
 static void test_close_on_exec(void **state)
 {
 	(void)state;
-	struct fixture *f = make_fixture(0, GI_ROCEV2_CLOSE_IMM);
+	struct exec_fixture *f = make_fixture(0, GI_ROCEV2_CLOSE_IMM);
 	for (uint64_t o = 0; o < PPF; o++)
 		if (o != 3)
 			queue_write(f, 0, 5, o, 0);
@@ -604,7 +527,7 @@ static void test_close_on_exec(void **state)
 	flush_batch(f);
 	assert_int_equal(f->st[0].c.late, 1);
 	assert_int_equal(accounted(f), f->fed);
-	free_fixture(f);
+	exf_free(f);
 }
 
 int main(int argc, char **argv)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "exec_fixture.h"
 #include "kernels/executor.h"
 #include "testpkt.h"
 
@@ -20,90 +21,31 @@
 #define WINDOW 2
 #define MAXB 64
 
-struct fixture {
-	struct gi_exec_ctx ctx;
-	struct gi_stream_rt st[2];
-	uint16_t *map;
-	uint8_t *ring_mem[2];
-	struct gi_exec_counters ctr;
-	struct gi_batch_ring *ring;
-	uint8_t (*pkts)[TP_MAX];
-	uint32_t n;      /* packets queued in the current batch */
-	uint64_t now;
-	uint64_t fed;    /* packets handed to the executor */
+static void stream_port(struct exec_fixture *f, int s)
+{
+	exf_map_port(f, s, (uint16_t)(5000 + s));
+}
+
+/* Two udp_seq streams on UDP 5000 and 5001. */
+static const struct exf_conf conf = {
+	.format = GI_FORMAT_UDP_SEQ, .names = { "a", "b" }, .n_streams = 2, .packets = PPF, .payload = PAYLOAD,
+	.window = WINDOW, .slots = SLOTS, .frame_timeout_ns = 1000000, .maxb = MAXB, .stream = stream_port,
 };
 
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-	f->map = malloc(2 * 65536 * sizeof(uint16_t));
-	for (int i = 0; i < 2 * 65536; i++)
-		f->map[i] = GI_STREAM_NONE;
-	for (int s = 0; s < 2; s++) {
-		uint64_t bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
-		f->ring_mem[s] = aligned_alloc(4096, bytes);
-		memset(f->ring_mem[s], 0, bytes);
-		struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)f->ring_mem[s];
-		gi_frame_ring_init(h, SLOTS, PPF, PAYLOAD, GI_FORMAT_UDP_SEQ, (uint32_t)s, s ? "b" : "a", 1);
-		f->st[s] = (struct gi_stream_rt){ .format = GI_FORMAT_UDP_SEQ, .packets = PPF, .payload_bytes = PAYLOAD,
-						  .window = WINDOW, .frame_timeout_ns = 1000000, .ring = h };
-		gi_format_params_init(&f->st[s].fp, GI_FORMAT_UDP_SEQ);
-		f->map[0 * 65536 + 5000 + s] = (uint16_t)s;
-	}
-	f->ctx = (struct gi_exec_ctx){ .n_streams = 2, .n_ports = 1, .streams = f->st, .map = f->map };
-	uint64_t rb = gi_ring_bytes(4, MAXB, 0);
-	f->ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
-	memset(f->ring, 0, rb);
-	gi_ring_init(f->ring, 4, MAXB, 0);
-	f->pkts = malloc(MAXB * sizeof(*f->pkts));
-	f->now = 1000;
-	*state = f;
+	*state = exf_new(&conf);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-	free(f->ring_mem[0]);
-	free(f->ring_mem[1]);
-	free(f->map);
-	free(f->ring);
-	free(f->pkts);
-	free(f);
+	exf_free(*state);
 	return 0;
 }
 
-static void flush_batch(struct fixture *f)
-{
-	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
-	s->n_pkts = f->n;
-	s->port = 0;
-	gi_exec_slot_host(&f->ctx, &f->ctr, s, MAXB, 0, f->now);
-	f->fed += f->n;
-	f->n = 0;
-}
-
-static uint8_t *next_buf(struct fixture *f, uint32_t *len_slot_idx)
-{
-	if (f->n == MAXB)
-		flush_batch(f);
-	*len_slot_idx = f->n;
-	return f->pkts[f->n];
-}
-
-static void queue_raw(struct fixture *f, const uint8_t *pkt, uint32_t len)
-{
-	uint32_t i;
-	uint8_t *b = next_buf(f, &i);
-	memcpy(b, pkt, len);
-	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
-	gi_slot_addr(s)[i] = (uint64_t)(uintptr_t)b;
-	gi_slot_len(s, MAXB)[i] = len;
-	f->n++;
-}
-
 /* Queue packet `idx` of `frame` on stream s with sequence number seq. */
-static void queue_pkt(struct fixture *f, int s, uint32_t frame, uint16_t idx, uint32_t seq)
+static void queue_pkt(struct exec_fixture *f, int s, uint32_t frame, uint16_t idx, uint32_t seq)
 {
 	uint8_t tmp[TP_MAX];
 	struct tp_opts o = { .udp_dst = (uint16_t)(5000 + s), .vlan = -1 };
@@ -113,23 +55,8 @@ static void queue_pkt(struct fixture *f, int s, uint32_t frame, uint16_t idx, ui
 	queue_raw(f, tmp, len);
 }
 
-static uint64_t frames_done(const struct gi_stream_rt *st)
-{
-	return st->c.frames[GI_FRAMES_COMPLETE] + st->c.frames[GI_FRAMES_PARTIAL] + st->c.frames[GI_FRAMES_TIMED_OUT];
-}
-
-static uint64_t accounted(const struct fixture *f)
-{
-	uint64_t a = 0;
-	for (int s = 0; s < 2; s++)
-		a += f->st[s].c.packets + f->st[s].c.duplicates + f->st[s].c.late;
-	for (int r = 0; r < GI_DROP__COUNT; r++)
-		a += f->ctr.drops[r];
-	return a;
-}
-
 /* Check a published frame's payload against the pattern for the packets it received. */
-static void check_frame(struct fixture *f, int s, uint64_t frame, uint32_t expect_state, uint32_t expect_received)
+static void check_frame(struct exec_fixture *f, int s, uint64_t frame, uint32_t expect_state, uint32_t expect_received)
 {
 	struct gi_frame_ring_hdr *h = f->st[s].ring;
 	struct gi_frame_slot *sl = gi_frame_slot_at(h, frame);
@@ -152,7 +79,7 @@ static void check_frame(struct fixture *f, int s, uint64_t frame, uint32_t expec
 
 static void test_in_order_complete(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	uint32_t seq = 0;
 	for (uint32_t fr = 0; fr < 20; fr++)
 		for (uint16_t p = 0; p < PPF; p++)
@@ -173,7 +100,7 @@ static void test_in_order_complete(void **state)
 
 static void test_loss_partial_and_skipped(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	uint32_t seq = 0;
 	/* frame 0 complete; frame 1 misses packets 2 and 5; frame 2 entirely lost; frames 3..6 complete */
 	for (uint32_t fr = 0; fr < 7; fr++)
@@ -198,7 +125,7 @@ static void test_loss_partial_and_skipped(void **state)
 
 static void test_duplicates_and_late(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	struct gi_stream_rt *st = &f->st[0];
 	queue_pkt(f, 0, 0, 0, 0);
 	queue_pkt(f, 0, 0, 0, 0); /* duplicate inside the open frame */
@@ -215,7 +142,7 @@ static void test_duplicates_and_late(void **state)
 
 static void test_reorder_within_window(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	struct gi_stream_rt *st = &f->st[0];
 	/* frames 0 and 1 interleaved backwards: within a window of 2 nothing is lost */
 	for (int p = PPF - 1; p >= 0; p--) {
@@ -233,7 +160,7 @@ static void test_reorder_within_window(void **state)
 
 static void test_window_pushes_partial_then_late(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	struct gi_stream_rt *st = &f->st[0];
 	for (uint16_t p = 0; p < PPF - 1; p++) /* frame 0 missing its last packet */
 		queue_pkt(f, 0, 0, p, p);
@@ -258,7 +185,7 @@ static void test_window_pushes_partial_then_late(void **state)
 
 static void test_timeout(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	struct gi_stream_rt *st = &f->st[0];
 	for (uint16_t p = 0; p < 3; p++)
 		queue_pkt(f, 0, 5, p, p);
@@ -279,7 +206,7 @@ static void test_timeout(void **state)
 
 static void test_wraparound(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	struct gi_stream_rt *st = &f->st[1];
 	uint32_t seq = 0xfffffff0u;
 	for (uint32_t fr = 0xfffffffeu, k = 0; k < 5; fr++, k++)
@@ -297,7 +224,7 @@ static void test_wraparound(void **state)
 
 static void test_malformed_and_no_stream(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	uint8_t pkt[TP_MAX];
 	struct tp_opts o = { .udp_dst = 5000, .vlan = -1 };
 	struct gi_udp_seq h = { .stream_id = 10, .packets_per_frame = PPF, .frame = 0, .payload_len = PAYLOAD };
@@ -348,7 +275,7 @@ static void test_malformed_and_no_stream(void **state)
 /* Seeded random loss, duplication and bounded reordering over two streams. */
 static void test_accounting_identity_random(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	uint64_t rng = 0x9e3779b97f4a7c15ull;
 #define RND() (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17, rng)
 	enum { FRAMES = 400, DEPTH = PPF }; /* displacement < window * PPF */
@@ -413,7 +340,7 @@ static void test_accounting_identity_random(void **state)
  */
 static void test_buffer_split(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	static const uint32_t cuts[] = { 74, 80, 128, 170 }; /* 170: the whole packet */
 	uint64_t rb = gi_ring_bytes(4, MAXB, 1);
 	struct gi_batch_ring *r = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
@@ -476,7 +403,7 @@ static void test_buffer_split(void **state)
  */
 static void test_mirror_matches_ring(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	struct gi_stream_rt *st = &f->st[0];
 	uint64_t mb = gi_frame_mirror_bytes(SLOTS, PPF);
 	struct gi_frame_ring_hdr *m = aligned_alloc(4096, GI_ALIGN_UP(mb, 4096));
@@ -530,7 +457,7 @@ static void test_mirror_matches_ring(void **state)
  * one resync, open frames published, no phantom loss, ring numbers grow. */
 static void test_resync_on_restart(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	struct gi_stream_rt *st = &f->st[0];
 	st->fp.resync_frames = 100;
 	uint32_t seq = 0;

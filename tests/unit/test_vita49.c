@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "exec_fixture.h"
 #include "kernels/executor.h"
 #include "kernels/fmt_vita49.h"
 
@@ -233,88 +234,32 @@ static void test_ps_to_seq(void **state)
 
 /* ---- through the executor ------------------------------------------------ */
 
-struct fixture {
-	struct gi_exec_ctx ctx;
-	struct gi_stream_rt st[2];
-	uint16_t *map;
-	uint8_t *ring_mem[2];
-	struct gi_exec_counters ctr;
-	struct gi_batch_ring *ring;
-	uint8_t (*pkts)[PKT_MAX];
-	uint32_t n;
-	uint64_t now;
-	uint64_t fed;
+/* Two vita49 streams chained on UDP port PORT: stream ID 0x100 and 0x101. */
+static void vita49_stream(struct exec_fixture *f, int s)
+{
+	f->st[s].fp = params(0, 0x100 + s);
+	exf_chain_port(f, s, PORT);
+}
+
+static const struct exf_conf conf = {
+	.format = GI_FORMAT_VITA49, .names = { "a", "b" }, .n_streams = 2, .packets = PPF, .payload = PAYLOAD,
+	.window = WINDOW, .slots = SLOTS, .maxb = MAXB, .stream = vita49_stream,
 };
 
-/* Two vita49 streams chained on UDP port PORT: stream ID 0x100 and 0x101. */
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-	f->map = malloc(65536 * sizeof(uint16_t));
-	for (int i = 0; i < 65536; i++)
-		f->map[i] = GI_STREAM_NONE;
-	for (int s = 0; s < 2; s++) {
-		uint64_t bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
-		f->ring_mem[s] = aligned_alloc(4096, bytes);
-		memset(f->ring_mem[s], 0, bytes);
-		struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)f->ring_mem[s];
-		gi_frame_ring_init(h, SLOTS, PPF, PAYLOAD, GI_FORMAT_VITA49, (uint32_t)s, s ? "b" : "a", 1);
-		f->st[s] = (struct gi_stream_rt){ .format = GI_FORMAT_VITA49, .packets = PPF, .payload_bytes = PAYLOAD,
-						  .window = WINDOW, .ring = h };
-		f->st[s].fp = params(0, 0x100 + s);
-		f->st[s].next_same_udp = f->map[PORT];
-		f->map[PORT] = (uint16_t)s;
-	}
-	f->ctx = (struct gi_exec_ctx){ .n_streams = 2, .n_ports = 1, .streams = f->st, .map = f->map };
-	uint64_t rb = gi_ring_bytes(4, MAXB, 0);
-	f->ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
-	memset(f->ring, 0, rb);
-	gi_ring_init(f->ring, 4, MAXB, 0);
-	f->pkts = malloc(MAXB * sizeof(*f->pkts));
-	f->now = 1000;
-	*state = f;
+	*state = exf_new(&conf);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-	free(f->ring_mem[0]);
-	free(f->ring_mem[1]);
-	free(f->map);
-	free(f->ring);
-	free(f->pkts);
-	free(f);
+	exf_free(*state);
 	return 0;
 }
 
-static void flush_batch(struct fixture *f)
-{
-	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
-	s->n_pkts = f->n;
-	s->port = 0;
-	gi_exec_slot_host(&f->ctx, &f->ctr, s, MAXB, 0, f->now);
-	f->fed += f->n;
-	f->n = 0;
-}
-
-static uint8_t *next_pkt(struct fixture *f)
-{
-	if (f->n == MAXB)
-		flush_batch(f);
-	return f->pkts[f->n];
-}
-
-static void queue_len(struct fixture *f, uint32_t len)
-{
-	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
-	gi_slot_addr(s)[f->n] = (uint64_t)(uintptr_t)f->pkts[f->n];
-	gi_slot_len(s, MAXB)[f->n] = len;
-	f->n++;
-}
-
 /* Data packet number k since the stream's first of stream s (SID 0x100 + s). */
-static void queue_data(struct fixture *f, int s, uint64_t k)
+static void queue_data(struct exec_fixture *f, int s, uint64_t k)
 {
 	uint64_t t = k * STEP_PS;
 	struct gi_vita49_hdr h = {
@@ -327,7 +272,7 @@ static void queue_data(struct fixture *f, int s, uint64_t k)
 	queue_len(f, wrap_l2(b, PORT, ulen));
 }
 
-static void queue_context(struct fixture *f, int s)
+static void queue_context(struct exec_fixture *f, int s)
 {
 	struct gi_vita49_hdr h = { .type = GI_VITA49_IF_CONTEXT, .stream_id = 0x100u + (uint32_t)s, .tsi_kind = 1 };
 	uint8_t *b = next_pkt(f);
@@ -336,23 +281,8 @@ static void queue_context(struct fixture *f, int s)
 	queue_len(f, wrap_l2(b, PORT, pro + 4));
 }
 
-static uint64_t accounted(const struct fixture *f)
-{
-	uint64_t a = 0;
-	for (int s = 0; s < 2; s++)
-		a += f->st[s].c.packets + f->st[s].c.duplicates + f->st[s].c.late;
-	for (int r = 0; r < GI_DROP__COUNT; r++)
-		a += f->ctr.drops[r];
-	return a;
-}
-
-static uint64_t frames_done(const struct gi_stream_rt *st)
-{
-	return st->c.frames[GI_FRAMES_COMPLETE] + st->c.frames[GI_FRAMES_PARTIAL] + st->c.frames[GI_FRAMES_TIMED_OUT];
-}
-
 /* Every frame published byte-exact against the pattern of (stream ID, derived frame). */
-static void check_frames(struct fixture *f, int s)
+static void check_frames(struct exec_fixture *f, int s)
 {
 	struct gi_frame_ring_hdr *h = f->st[s].ring;
 	for (uint64_t fr = f->st[s].next_pub > SLOTS ? f->st[s].next_pub - SLOTS : 0; fr < f->st[s].next_pub; fr++) {
@@ -372,7 +302,7 @@ static void check_frames(struct fixture *f, int s)
 /* Two streams on one UDP port, interleaved, context packets between: all placed, contexts counted. */
 static void test_two_streams_and_context(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	for (uint64_t k = 0; k < 5 * PPF; k++) {
 		queue_data(f, 0, k);
 		queue_data(f, 1, k);
@@ -403,7 +333,7 @@ static void test_two_streams_and_context(void **state)
 /* The 4-bit count through several wraparounds, losing up to 6 in a row: loss counted exactly. */
 static void test_count_wrap_short_losses(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	uint64_t n = 40 * PPF, dropped = 0;
 	for (uint64_t k = 0; k < n; k++) {
 		/* bursts of 1..6 losses (a count gap of up to 7), never the first or the last packet */
@@ -431,7 +361,7 @@ static void test_count_wrap_short_losses(void **state)
  * sequence comes from the timestamp and the loss is counted exactly, and
  * every later packet lands in its right frame.
  */
-static void run_gap(struct fixture *f, uint64_t gap_at, uint64_t gap)
+static void run_gap(struct exec_fixture *f, uint64_t gap_at, uint64_t gap)
 {
 	uint64_t n = 12 * PPF;
 	for (uint64_t k = 0; k < n; k++) {
@@ -445,7 +375,7 @@ static void run_gap(struct fixture *f, uint64_t gap_at, uint64_t gap)
 
 static void test_gap20_count_only(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	run_gap(f, 21, 20);
 	assert_int_equal(f->st[0].c.lost, 4); /* 20 mod 16: the 4-bit count cannot see 16 of them */
 	assert_int_equal(f->st[0].c.packets, 12 * PPF - 20);
@@ -453,7 +383,7 @@ static void test_gap20_count_only(void **state)
 
 static void test_gap20_timestamp_rule(void **state)
 {
-	struct fixture *f = *state;
+	struct exec_fixture *f = *state;
 	f->st[0].fp = params(STEP_PS, 0x100);
 	f->st[0].fp.seq_bits = 64; /* as the daemon sets it when ts_step_ps is configured */
 	run_gap(f, 21, 20);

@@ -1,0 +1,197 @@
+/*
+ * exec_fixture.h — the executor test fixture the unit tests share: frame
+ * rings and runtimes for a few streams, the UDP port lookup map, and a batch
+ * ring that packets are queued into and handed to gi_exec_slot_host()
+ * exactly as the host executor runs them.  Test-only.
+ *
+ * A test describes its streams in a struct exf_conf (format, stream count,
+ * packets per frame, payload size, window, slots, batch size) and fills in
+ * what differs per stream — st->fp, map entries, next_same_udp — in its
+ * stream hook (which can read f->conf.arg and keep data in f->priv).
+ * Packet builders and assertions stay in each test.
+ *
+ *   static int setup(void **state) { *state = exf_new(&conf); return 0; }
+ *   static int teardown(void **state) { exf_free(*state); return 0; }
+ */
+#ifndef GI_EXEC_FIXTURE_H
+#define GI_EXEC_FIXTURE_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/executor.h"
+
+#define EXF_MAX_STREAMS 4
+#define EXF_PKT_MAX 2048 /* bytes per queued packet buffer (= TP_MAX) */
+
+struct exec_fixture;
+
+struct exf_conf {
+	uint32_t format;                     /* every stream's format ... */
+	uint32_t formats[EXF_MAX_STREAMS];   /* ... unless set here (0: .format) */
+	const char *names[EXF_MAX_STREAMS];  /* ring names (NULL: "s") */
+	int n_streams;
+	uint32_t packets;                    /* per frame */
+	uint32_t payload;                    /* bytes per packet */
+	uint32_t window;
+	uint32_t slots;                      /* frame ring slots */
+	uint64_t frame_timeout_ns;
+	uint32_t maxb;                       /* batch slot size; 0: no batch ring (streams only) */
+	uint32_t split;                      /* header/data split: segment 0 holds at most this many bytes */
+	uint64_t arg;                        /* for the stream hook */
+	/* After stream s has its ring, runtime and default format params
+	 * (gi_format_params_init): set st->fp, the map, next_same_udp. */
+	void (*stream)(struct exec_fixture *f, int s);
+};
+
+struct exec_fixture {
+	struct exf_conf conf;
+	struct gi_exec_ctx ctx;
+	struct gi_stream_rt st[EXF_MAX_STREAMS];
+	uint16_t *map;
+	uint8_t *ring_mem[EXF_MAX_STREAMS];
+	uint64_t frame_bytes; /* of each stream's frame ring */
+	struct gi_exec_counters ctr;
+	struct gi_batch_ring *ring;
+	uint8_t (*pkts)[EXF_PKT_MAX];
+	uint8_t (*seg1)[EXF_PKT_MAX]; /* with split only */
+	uint32_t n;                   /* packets queued in the current batch */
+	uint64_t now;
+	uint64_t fed;                 /* packets handed to the executor */
+	void *priv;                   /* the test's own per-fixture data, freed with the fixture */
+};
+
+/* Stream s takes UDP port `port` on port 0 (one stream per UDP port). */
+static inline void exf_map_port(struct exec_fixture *f, int s, uint16_t port)
+{
+	f->map[port] = (uint16_t)s;
+}
+
+/* Stream s joins the streams chained on UDP port `port`, told apart by the format's match. */
+static inline void exf_chain_port(struct exec_fixture *f, int s, uint16_t port)
+{
+	f->st[s].next_same_udp = f->map[port];
+	f->map[port] = (uint16_t)s;
+}
+
+static inline void exf_init(struct exec_fixture *f, const struct exf_conf *c)
+{
+	memset(f, 0, sizeof(*f));
+	f->conf = *c;
+	f->map = malloc(65536 * sizeof(uint16_t));
+	for (int i = 0; i < 65536; i++)
+		f->map[i] = GI_STREAM_NONE;
+	f->frame_bytes = gi_frame_ring_bytes(c->slots, c->packets, c->payload);
+	for (int s = 0; s < c->n_streams; s++) {
+		uint32_t fmt = c->formats[s] ? c->formats[s] : c->format;
+		f->ring_mem[s] = aligned_alloc(4096, GI_ALIGN_UP(f->frame_bytes, 4096));
+		memset(f->ring_mem[s], 0, f->frame_bytes);
+		struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)f->ring_mem[s];
+		gi_frame_ring_init(h, c->slots, c->packets, c->payload, fmt, (uint32_t)s, c->names[s] ? c->names[s] : "s",
+				   1);
+		f->st[s] = (struct gi_stream_rt){ .format = fmt, .packets = c->packets, .payload_bytes = c->payload,
+						  .window = c->window, .frame_timeout_ns = c->frame_timeout_ns, .ring = h };
+		gi_format_params_init(&f->st[s].fp, (enum gi_format)fmt);
+		if (c->stream)
+			c->stream(f, s);
+	}
+	f->ctx = (struct gi_exec_ctx){ .n_streams = (uint32_t)c->n_streams, .n_ports = 1, .streams = f->st,
+				       .map = f->map };
+	if (c->maxb) {
+		uint64_t rb = gi_ring_bytes(4, c->maxb, c->split ? 1 : 0);
+		f->ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
+		memset(f->ring, 0, rb);
+		gi_ring_init(f->ring, 4, c->maxb, c->split ? 1 : 0);
+		f->pkts = malloc(c->maxb * sizeof(*f->pkts));
+		if (c->split)
+			f->seg1 = malloc(c->maxb * sizeof(*f->seg1));
+	}
+	f->now = 1000;
+}
+
+static inline void exf_fini(struct exec_fixture *f)
+{
+	for (int s = 0; s < f->conf.n_streams; s++)
+		free(f->ring_mem[s]);
+	free(f->map);
+	free(f->ring);
+	free(f->pkts);
+	free(f->seg1);
+	free(f->priv);
+}
+
+static inline struct exec_fixture *exf_new(const struct exf_conf *c)
+{
+	struct exec_fixture *f = malloc(sizeof(*f));
+	exf_init(f, c);
+	return f;
+}
+
+static inline void exf_free(struct exec_fixture *f)
+{
+	exf_fini(f);
+	free(f);
+}
+
+/* Hand the queued packets to the executor as one batch on port 0. */
+static inline void flush_batch(struct exec_fixture *f)
+{
+	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
+	s->n_pkts = f->n;
+	s->port = 0;
+	gi_exec_slot_host(&f->ctx, &f->ctr, s, f->conf.maxb, f->conf.split ? 1 : 0, f->now);
+	f->fed += f->n;
+	f->n = 0;
+}
+
+/* The buffer the next packet is built in (a full batch is flushed first). */
+static inline uint8_t *next_pkt(struct exec_fixture *f)
+{
+	if (f->n == f->conf.maxb)
+		flush_batch(f);
+	return f->pkts[f->n];
+}
+
+/* Queue the packet of `len` bytes built in next_pkt()'s buffer. */
+static inline void queue_len(struct exec_fixture *f, uint32_t len)
+{
+	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
+	gi_slot_addr(s)[f->n] = (uint64_t)(uintptr_t)f->pkts[f->n];
+	gi_slot_len(s, f->conf.maxb)[f->n] = len;
+	f->n++;
+}
+
+/* Queue a copy of pkt.  With split, the first conf.split bytes go to
+ * segment 0 and the rest to segment 1. */
+static inline void queue_raw(struct exec_fixture *f, const uint8_t *pkt, uint32_t len)
+{
+	uint8_t *b = next_pkt(f);
+	uint32_t i = f->n, h = f->conf.split && len > f->conf.split ? f->conf.split : len;
+	memcpy(b, pkt, h);
+	if (f->conf.split) {
+		struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
+		memcpy(f->seg1[i], pkt + h, len - h);
+		gi_slot_addr1(s, f->conf.maxb)[i] = (uint64_t)(uintptr_t)f->seg1[i];
+		gi_slot_len0(s, f->conf.maxb)[i] = h;
+	}
+	queue_len(f, len);
+}
+
+static inline uint64_t frames_done(const struct gi_stream_rt *st)
+{
+	return st->c.frames[GI_FRAMES_COMPLETE] + st->c.frames[GI_FRAMES_PARTIAL] + st->c.frames[GI_FRAMES_TIMED_OUT];
+}
+
+/* Every packet handed to the executor lands in exactly one of these. */
+static inline uint64_t accounted(const struct exec_fixture *f)
+{
+	uint64_t a = 0;
+	for (int s = 0; s < f->conf.n_streams; s++)
+		a += f->st[s].c.packets + f->st[s].c.duplicates + f->st[s].c.late;
+	for (int r = 0; r < GI_DROP__COUNT; r++)
+		a += f->ctr.drops[r];
+	return a;
+}
+
+#endif
