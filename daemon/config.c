@@ -239,6 +239,8 @@ static const struct gi_key executor_keys[] = {
 	K_INT("device", struct gi_cfg_executor, device, 0, 63, 0, 0),
 	K_ENUM("idle", struct gi_cfg_executor, idle, idle_policies, GI_IDLE_ADAPTIVE, 0),
 	K_INT("cpu", struct gi_cfg_executor, cpu, -1, 1023, -1, 0),
+	/* read only at shutdown, from the running config: a reload takes effect */
+	K_INT("shutdown_timeout_ms", struct gi_cfg_executor, shutdown_timeout_ms, 100, 600000, 5000, RELOAD),
 	K_END,
 };
 static const struct gi_key lcore_keys[] = {
@@ -256,7 +258,8 @@ static const struct gi_key pool_keys[] = {
 	K_END,
 };
 static const struct gi_key batch_keys[] = {
-	K_INT("max_packets", struct gi_cfg_batch, max_packets, 1, 2048, 64, 0),
+	/* reload: up to the batch ring's slot capacity, set at start (reload.c checks) */
+	K_INT("max_packets", struct gi_cfg_batch, max_packets, 1, 2048, 64, RELOAD),
 	K_INT("timeout_us", struct gi_cfg_batch, timeout_us, 1, 1000000, 100, RELOAD),
 	K_END,
 };
@@ -285,6 +288,8 @@ static const struct gi_key port_keys[] = {
 	K_BOOL("promiscuous", struct gi_cfg_port, promiscuous, true, 0),
 	K_BOOL("flow_isolation", struct gi_cfg_port, flow_isolation, false, 0),
 	K_BOOL("flow_steering", struct gi_cfg_port, flow_steering, true, 0),
+	{ .name = "xstats", .type = GI_K_STRLIST, .off = offsetof(struct gi_cfg_port, xstats),
+	  .count_off = offsetof(struct gi_cfg_port, n_xstats), .min = 0, .max = GI_MAX_XSTATS },
 	K_LIST("rx_queues", struct gi_cfg_port, queues, n_queues, 1, GI_MAX_QUEUES, &queue_sec, REQ),
 	K_END,
 };
@@ -367,8 +372,8 @@ static const struct gi_key stream_keys[] = {
 	K_ENUM("format", struct gi_cfg_stream, format, formats, GI_FORMAT_UDP_SEQ, 0),
 	{ .name = "frame", .type = GI_K_MAP, .flags = REQ, .sub = &frame_sec },
 	K_MAP("ring", 0, &ring_sec),
-	K_INT("reorder_window", struct gi_cfg_stream, reorder_window, 1, 1024, 2, 0),
-	K_INT("resync_frames", struct gi_cfg_stream, resync_frames, 0, 1000000000, 1000, 0),
+	K_INT("reorder_window", struct gi_cfg_stream, reorder_window, 1, 1024, 2, RELOAD),
+	K_INT("resync_frames", struct gi_cfg_stream, resync_frames, 0, 1000000000, 1000, RELOAD),
 	K_INT("frame_timeout_ms", struct gi_cfg_stream, frame_timeout_ms, 0, 60000, 1000, RELOAD),
 	K_OPT_MAP("vita49", struct gi_cfg_stream, vita49, struct gi_cfg_vita49, given, &vita49_sec),
 	K_OPT_MAP("custom", struct gi_cfg_stream, custom, struct gi_cfg_custom, given, &custom_sec),
@@ -376,8 +381,8 @@ static const struct gi_key stream_keys[] = {
 	K_END,
 };
 static const struct gi_key stats_keys[] = {
-	K_STR("unix", struct gi_cfg_stats, unix_path, "", check_unix, 0),
-	K_STR("listen", struct gi_cfg_stats, listen, "127.0.0.1:9475", check_listen, 0),
+	K_STR("unix", struct gi_cfg_stats, unix_path, "", check_unix, RELOAD),
+	K_STR("listen", struct gi_cfg_stats, listen, "127.0.0.1:9475", check_listen, RELOAD),
 	K_INT("status_interval_ms", struct gi_cfg_stats, status_interval_ms, 0, 60000, 0, RELOAD),
 	K_END,
 };
@@ -1668,6 +1673,13 @@ void gi_config_free(struct gi_config *cfg)
 		cfg->eal_args[i] = NULL;
 	}
 	cfg->n_eal_args = 0;
+	for (uint32_t p = 0; p < GI_MAX_PORTS; p++) {
+		for (uint32_t i = 0; i < GI_MAX_XSTATS; i++) {
+			free(cfg->ports[p].xstats[i]);
+			cfg->ports[p].xstats[i] = NULL;
+		}
+		cfg->ports[p].n_xstats = 0;
+	}
 }
 
 enum gi_idle_policy gi_config_lcore_idle(const struct gi_config *cfg, uint32_t lcore)

@@ -29,6 +29,7 @@
 #define GI_MAX_POOLS 8
 #define GI_MAX_PORTS 8
 #define GI_MAX_QUEUES 16        /* per port */
+#define GI_MAX_XSTATS 16        /* ports[].xstats names per port */
 #define GI_MAX_STREAMS 256
 #define GI_MAX_LCORES 128
 
@@ -83,6 +84,8 @@ struct gi_cfg_port {
 	bool promiscuous;            /* default true */
 	bool flow_isolation;         /* rte_flow_isolate: only packets our rules match, default false */
 	bool flow_steering;          /* one rte_flow rule per stream → its queue, default true */
+	uint32_t n_xstats;
+	char *xstats[GI_MAX_XSTATS]; /* xstats: driver statistic names exported as metrics, owned */
 	uint32_t n_queues;
 	struct gi_cfg_queue queues[GI_MAX_QUEUES];
 	int line;
@@ -154,6 +157,7 @@ struct gi_cfg_executor {
 	int device;                  /* CUDA device ordinal [0, 63], default 0 */
 	enum gi_idle_policy idle;    /* default adaptive */
 	int cpu;                     /* -1 = not pinned (default) */
+	uint32_t shutdown_timeout_ms; /* [100, 600000], default 5000: rx drain + executor stop at SIGTERM */
 };
 
 struct gi_config {

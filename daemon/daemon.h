@@ -3,8 +3,10 @@
  *
  * One instance, owned by main().  The rx lcores, the executor and the stats
  * threads get pointers into it; the fields they read are fixed once the
- * daemon is READY (until live reload arrives, nothing here changes while
- * running).
+ * daemon is READY, except what live reload (reload.c) changes: the stream
+ * table (streams, stream_map, shm[] — swapped with the executor at a safe
+ * point and with snapshots under the stats lock), cfg (under the same
+ * lock) and the rx queues' batch limits (relaxed atomics).
  */
 #ifndef GI_DAEMON_H
 #define GI_DAEMON_H
@@ -64,7 +66,12 @@ struct gi_daemon {
 
 	uint64_t reloads_ok;
 	uint64_t reloads_error;
+	/* counters of streams a reload removed or replaced (main thread; summary's accounting) */
+	struct gi_stream_counters retired;
 };
+
+/* main.c: (re)start the metrics listeners from d->cfg.stats (reload.c, with d->http stopped) */
+int gi_daemon_stats_restart(struct gi_daemon *d);
 
 /* stats.c */
 int gi_stats_render(void *daemon, struct gi_buf *out);

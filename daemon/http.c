@@ -7,6 +7,12 @@
  * before it accepts anyone, and a TCP host that resolves to several
  * addresses is bound to exactly one of them.
  *
+ * Under socket activation systemd owns the listening sockets: we serve a
+ * duplicate of each (MHD closes its copy when it stops), keep the original
+ * for the life of the process (a stats restart on reload serves it again,
+ * and connections that arrive meanwhile wait in its backlog), and never
+ * chmod or unlink the socket file.
+ *
  * Hostile clients are bounded by MHD: a per-connection idle timeout, a cap
  * on connections, and a small per-connection memory pool so that oversized
  * request headers are refused (MHD answers 431/414/400 itself).  A request
@@ -16,6 +22,7 @@
  * render callback run on the MHD threads; counters are relaxed atomics.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -44,6 +51,7 @@ struct gi_http {
 	struct MHD_Daemon *unix_mhd;
 	struct MHD_Daemon *tcp_mhd;
 	int tcp_port;
+	int unix_passed; /* the unix listener is systemd's: leave its file alone */
 	char unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t unix_dev; /* to unlink only the socket file we created */
 	ino_t unix_ino;
@@ -247,6 +255,143 @@ static struct MHD_Daemon *start_mhd_on(struct gi_http *h, const struct gi_http_c
 	errno = err;
 	return NULL;
 }
+
+/* ---- socket activation ------------------------------------------------ */
+
+#define GI_LISTEN_FDS_START 3 /* SD_LISTEN_FDS_START */
+#define GI_LISTEN_FDS_MAX 16
+
+/* The descriptors systemd passed, read once: a reload must find them again. */
+static struct {
+	int read;
+	int n;
+	int fd[GI_LISTEN_FDS_MAX];
+} passed;
+
+/*
+ * What sd_listen_fds(1) does, by hand so every build (with or without
+ * libsystemd) takes the same path: the variables are ours only when
+ * LISTEN_PID names this process; unset them so nothing we start inherits
+ * them, and keep the descriptors out of children too.
+ */
+static void read_listen_fds(void)
+{
+	passed.read = 1;
+	const char *pid_s = getenv("LISTEN_PID");
+	const char *fds_s = getenv("LISTEN_FDS");
+	char *end;
+	unsigned long pid = pid_s ? strtoul(pid_s, &end, 10) : 0;
+	int ours = pid_s && *end == '\0' && pid == (unsigned long)getpid();
+	unsigned long n = ours && fds_s ? strtoul(fds_s, &end, 10) : 0;
+	if (ours && fds_s && *end != '\0')
+		n = 0;
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	if (n > GI_LISTEN_FDS_MAX) {
+		GI_WARN("http: systemd passed %lu sockets; serving at most the first %d", n,
+			GI_LISTEN_FDS_MAX);
+		n = GI_LISTEN_FDS_MAX;
+	}
+	for (unsigned long i = 0; i < n; i++) {
+		int fd = GI_LISTEN_FDS_START + (int)i;
+		int flags = fcntl(fd, F_GETFD);
+		if (flags < 0)
+			continue;
+		fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+		passed.fd[passed.n++] = fd;
+	}
+}
+
+/* A listening stream socket of `family`; its local address in `sa`. */
+static int is_listener(int fd, int family, struct sockaddr_storage *sa)
+{
+	int v;
+	socklen_t len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) < 0 || v != SOCK_STREAM)
+		return 0;
+	len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) < 0 || !v)
+		return 0;
+	len = sizeof(*sa);
+	memset(sa, 0, sizeof(*sa));
+	if (getsockname(fd, (struct sockaddr *)sa, &len) < 0)
+		return 0;
+	if (family == AF_INET)
+		return sa->ss_family == AF_INET || sa->ss_family == AF_INET6;
+	return sa->ss_family == family;
+}
+
+int gi_http_activation(struct gi_http_conf *conf)
+{
+	if (!passed.read)
+		read_listen_fds();
+	conf->unix_fd = -1;
+	conf->tcp_fd = -1;
+	const char *want = conf->unix_path ? conf->unix_path : "";
+	char first_path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1] = "";
+	int first_unix = -1;
+
+	for (int i = 0; i < passed.n; i++) {
+		int fd = passed.fd[i];
+		struct sockaddr_storage ss;
+		if (is_listener(fd, AF_UNIX, &ss)) {
+			const struct sockaddr_un *su = (const struct sockaddr_un *)&ss;
+			if (conf->unix_fd < 0 && su->sun_path[0] && strcmp(su->sun_path, want) == 0)
+				conf->unix_fd = fd;
+			else if (first_unix < 0) {
+				first_unix = fd;
+				/* "@name" for an abstract socket, as ss(8) writes it */
+				snprintf(first_path, sizeof(first_path), "%s%.*s",
+					 su->sun_path[0] ? "" : "@", (int)sizeof(su->sun_path) - 1,
+					 su->sun_path + !su->sun_path[0]);
+			}
+		} else if (is_listener(fd, AF_INET, &ss)) {
+			if (conf->tcp_fd < 0)
+				conf->tcp_fd = fd;
+		} else {
+			GI_WARN("http: descriptor %d passed by systemd is not a listening stream socket; ignored",
+				fd);
+		}
+	}
+	if (conf->unix_fd < 0 && first_unix >= 0) {
+		conf->unix_fd = first_unix;
+		if (want[0])
+			GI_WARN("http: stats.unix is %s but systemd passed %s; serving on %s (make ListenStream= and stats.unix agree)",
+				want, first_path, first_path);
+	}
+	int n = (conf->unix_fd >= 0) + (conf->tcp_fd >= 0);
+	if (n)
+		GI_INFO("http: socket activation: serving %s%s%s on the socket%s systemd passed",
+			conf->unix_fd >= 0 ? "the unix socket" : "",
+			n == 2 ? " and " : "", conf->tcp_fd >= 0 ? "the TCP listener" : "",
+			n == 2 ? "s" : "");
+	return n;
+}
+
+/* MHD closes the descriptor it serves: give it a duplicate of systemd's. */
+static int start_passed(struct gi_http *h, const struct gi_http_conf *conf, int fd,
+			struct MHD_Daemon **out, const char *what)
+{
+	int flags = fcntl(fd, F_GETFL);
+	int dup_fd = -1;
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
+	    (dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, GI_LISTEN_FDS_START)) < 0) {
+		int err = errno;
+		GI_ERR("http: %s passed by systemd (fd %d): %s", what, fd, strerror(err));
+		return -err;
+	}
+	*out = start_mhd_on(h, conf, dup_fd);
+	if (!*out) {
+		int err = errno;
+		GI_ERR("http: %s passed by systemd (fd %d): starting libmicrohttpd: %s", what, fd,
+		       strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+/* ---- sockets we bind ----------------------------------------------------- */
 
 static int start_unix(struct gi_http *h, const struct gi_http_conf *conf)
 {
@@ -458,8 +603,9 @@ static int start_tcp(struct gi_http *h, const struct gi_http_conf *conf)
 int gi_http_start(const struct gi_http_conf *conf, struct gi_http **out)
 {
 	*out = NULL;
-	int has_unix = conf->unix_path && conf->unix_path[0];
-	int has_tcp = conf->listen && conf->listen[0];
+	int unix_passed = conf->unix_fd > 0, tcp_passed = conf->tcp_fd > 0;
+	int has_unix = unix_passed || (conf->unix_path && conf->unix_path[0]);
+	int has_tcp = tcp_passed || (conf->listen && conf->listen[0]);
 	if (!conf->render || (!has_unix && !has_tcp)) {
 		GI_ERR("http: nothing to serve (%s)",
 		       conf->render ? "neither a unix socket nor a listen address configured"
@@ -477,10 +623,18 @@ int gi_http_start(const struct gi_http_conf *conf, struct gi_http **out)
 	pthread_mutex_init(&h->render_lock, NULL);
 
 	int rc = 0;
-	if (has_unix)
+	if (unix_passed) {
+		h->unix_passed = 1;
+		rc = start_passed(h, conf, conf->unix_fd, &h->unix_mhd, "unix socket");
+	} else if (has_unix) {
 		rc = start_unix(h, conf);
-	if (rc == 0 && has_tcp)
+	}
+	if (rc == 0 && tcp_passed) {
+		h->tcp_port = local_port(conf->tcp_fd);
+		rc = start_passed(h, conf, conf->tcp_fd, &h->tcp_mhd, "TCP listener");
+	} else if (rc == 0 && has_tcp) {
 		rc = start_tcp(h, conf);
+	}
 	if (rc < 0) {
 		gi_http_stop(h);
 		return rc;
@@ -497,9 +651,9 @@ void gi_http_stop(struct gi_http *h)
 		MHD_stop_daemon(h->tcp_mhd);
 	if (h->unix_mhd) {
 		MHD_stop_daemon(h->unix_mhd);
-		/* Leave a newer instance's socket alone. */
+		/* Leave systemd's and a newer instance's socket alone. */
 		struct stat st;
-		if (lstat(h->unix_path, &st) == 0 && st.st_dev == h->unix_dev &&
+		if (!h->unix_passed && lstat(h->unix_path, &st) == 0 && st.st_dev == h->unix_dev &&
 		    st.st_ino == h->unix_ino)
 			unlink(h->unix_path);
 	}

@@ -11,6 +11,10 @@
  * libmicrohttpd 0.9.75 cannot parse gets no answer at all: the connection
  * is closed at once, or at the idle timeout when the line starts with NUL.)
  *
+ * The listeners are sockets we bind, or the ones systemd passes (socket
+ * activation: the endpoint exists before the daemon is ready and across
+ * restarts).
+ *
  * Main thread: start/stop.  The render callback runs on the server thread
  * (one per listener when both are configured; calls never overlap).
  */
@@ -30,9 +34,31 @@ struct gi_http_conf {
 	void *render_arg;
 	unsigned conn_timeout_s; /* idle connection timeout, default 10 */
 	unsigned max_conns;      /* default 64 */
+	/*
+	 * Listening sockets handed over by the service manager (socket
+	 * activation, see gi_http_activation), served instead of binding
+	 * unix_path / listen.  > 0: use it; 0 or -1: none (a zeroed conf
+	 * passes none: systemd's descriptors start at 3).  Never closed nor
+	 * unlinked here: the socket file is systemd's, and a stats restart
+	 * (reload) serves the same descriptor again.
+	 */
+	int unix_fd;
+	int tcp_fd;
 };
 
 struct gi_http;
+
+/*
+ * Sockets passed by systemd (LISTEN_PID/LISTEN_FDS, e.g. gpuingest.socket):
+ * taken from the environment on the first call (which unsets it) and kept
+ * open for the life of the process.  Sets conf->unix_fd to the passed
+ * AF_UNIX stream listener bound to conf->unix_path (when none is, the first
+ * one, with a warning naming both paths) and conf->tcp_fd to the first
+ * passed AF_INET/AF_INET6 stream listener; -1 where none was passed.  Other
+ * descriptors are logged and left alone.  Returns how many of the two were
+ * set.  Main thread.
+ */
+int gi_http_activation(struct gi_http_conf *conf);
 
 /* Returns 0 or -errno, logging one line that names the socket. */
 int gi_http_start(const struct gi_http_conf *conf, struct gi_http **out);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,38 +36,42 @@
 #endif
 
 #include "daemon.h"
+#include "notify.h"
+#include "reload.h"
+#include "telemetry.h"
 #include "kernels/frame.h"
 
 enum {
 	EXIT_CONFIG = 1, /* invalid configuration */
 	EXIT_USAGE = 2,
 	EXIT_START = 3,  /* a resource could not be set up */
+	EXIT_DRAIN = 4,  /* stopped, but the executor did not drain in shutdown_timeout_ms */
+	EXIT_FORCED = 5, /* a second SIGTERM/SIGINT: ended at once, without draining */
 };
 
-static volatile sig_atomic_t sig_quit;
+static volatile sig_atomic_t sig_quit; /* SIGTERM/SIGINT count: 1 drains and stops, 2 exits at once */
+static volatile sig_atomic_t sig_last;
 static volatile sig_atomic_t sig_reload;
 
 static void on_signal(int sig)
 {
-	if (sig == SIGHUP)
+	if (sig == SIGHUP) {
 		sig_reload = 1;
-	else
-		sig_quit = 1;
+	} else {
+		sig_last = sig;
+		if (sig_quit < 2)
+			sig_quit = sig_quit + 1; /* the handler blocks the other signals: no lost count */
+	}
 }
 
+/* sd_notify: daemon/notify.c (a no-op without NOTIFY_SOCKET) */
 static void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void notify(const char *fmt, ...)
 {
-#if HAVE_SYSTEMD
-	char msg[256];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	gi_notify_v(fmt, ap);
 	va_end(ap);
-	sd_notify(0, msg);
-#else
-	(void)fmt;
-#endif
 }
 
 static void usage(FILE *f)
@@ -83,7 +88,9 @@ static void usage(FILE *f)
 		"  -V, --version       print version and exit\n"
 		"  -h, --help          this text\n"
 		"\n"
-		"Exit status: 0 ok, 1 invalid configuration, 2 usage, 3 start-up failure.\n",
+		"Exit status: 0 ok, 1 invalid configuration, 2 usage, 3 start-up failure, 4 stopped but the\n"
+		"executor did not drain within executor.shutdown_timeout_ms, 5 a second SIGTERM/SIGINT ended it\n"
+		"without draining.\n",
 		GI_DEFAULT_CONFIG);
 }
 
@@ -283,6 +290,8 @@ static int pools_and_ports_start(struct gi_daemon *d)
 			.flow_steering = cp->flow_steering,
 			.rules = rules,
 			.n_rules = n_rules,
+			.xstats = cp->xstats,
+			.n_xstats = cp->n_xstats,
 		};
 		for (uint32_t q = 0; q < cp->n_queues; q++) {
 			const struct gi_cfg_queue *cq = &cp->queues[q];
@@ -399,31 +408,7 @@ static int streams_start(struct gi_daemon *d)
 		int rc = frame_ring_start(d, i, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
 		if (rc < 0)
 			return rc;
-		st->format = cs->format;
-		gi_format_params_init(&st->fp, cs->format);
-		st->fp.resync_frames = cs->resync_frames;
-		if (cs->format == GI_FORMAT_ROCEV2) {
-			struct gi_fmt_rocev2_params rp = { .base_va = cs->rocev2.base_va, .dst_qp = cs->rocev2_dst_qp,
-							   .icrc = (uint32_t)cs->rocev2.icrc,
-							   .close_on = (uint32_t)cs->rocev2.close_on };
-			gi_fmt_rocev2_set(&st->fp, &rp);
-		}
-		if (cs->format == GI_FORMAT_CUSTOM)
-			gi_fmt_custom_setup(&st->fp, &cs->custom.map); /* the header map, counters' widths */
-		if (cs->format == GI_FORMAT_VITA49) {
-			struct gi_fmt_vita49_params vp = {
-				.ts_step_ps = cs->vita49.ts_step_ps,
-				.stream_id = (uint32_t)(cs->vita49_stream_id < 0 ? 0 : cs->vita49_stream_id),
-				.has_stream_id = cs->vita49_stream_id >= 0,
-			};
-			gi_vita49_params_store(&st->fp, &vp);
-			if (vp.ts_step_ps)
-				st->fp.seq_bits = 64; /* the sequence comes from the timestamp, not the 4-bit count */
-		}
-		st->packets = cs->frame_packets;
-		st->payload_bytes = cs->payload_bytes;
-		st->window = cs->reorder_window;
-		st->frame_timeout_ns = (uint64_t)cs->frame_timeout_ms * 1000000u;
+		gi_stream_rt_configure(st, cs); /* format, geometry, window: the same code as reload */
 		/* streams sharing a (port, UDP port) are chained; their formats tell them apart */
 		uint16_t *head = &d->stream_map[(size_t)cs->port_index * 65536u + cs->udp_dst_port];
 		st->next_same_udp = *head;
@@ -568,8 +553,6 @@ static int lcores_start(struct gi_daemon *d)
 static int stats_start(struct gi_daemon *d)
 {
 	const struct gi_cfg_stats *s = &d->cfg.stats;
-	if (!s->unix_path[0] && !s->listen[0])
-		return 0;
 	struct gi_http_conf hc = {
 		.unix_path = s->unix_path,
 		.unix_mode = 0660,
@@ -579,23 +562,84 @@ static int stats_start(struct gi_daemon *d)
 		.conn_timeout_s = 10,
 		.max_conns = 64,
 	};
+	/* sockets from gpuingest.socket replace ours, served even if the config names none */
+	if (gi_http_activation(&hc) == 0 && !s->unix_path[0] && !s->listen[0])
+		return 0;
 	return gi_http_start(&hc, &d->http);
+}
+
+/* reload.c: the stats: keys changed; d->http is stopped */
+int gi_daemon_stats_restart(struct gi_daemon *d)
+{
+	return stats_start(d);
 }
 
 /* ---- teardown: one path for failure and shutdown ---------------------- */
 
+/*
+ * A second SIGTERM/SIGINT while draining: leave now.  Threads may still
+ * write batch and frame rings, so nothing is unmapped or freed (process
+ * exit reclaims it all); consumers are told their rings are closed and the
+ * names go, so a restart starts clean.
+ */
+static void force_exit(struct gi_daemon *d)
+{
+	gi_log(GI_LOG_ERR, "second %s: exiting now without draining; open frames and batches in flight are lost",
+	       sig_last == SIGINT ? "SIGINT" : "SIGTERM");
+	for (uint32_t i = 0; i < d->cfg.n_streams; i++) {
+		if (!d->shm[i].va)
+			continue;
+		__atomic_store_n(&((struct gi_frame_ring_hdr *)d->shm[i].va)->closed, 1, __ATOMIC_RELEASE);
+		shm_unlink(d->shm[i].name);
+	}
+	gi_notify_errno(EINTR, "stopped by a second signal without draining");
+	fflush(stderr);
+	_exit(EXIT_FORCED);
+}
+
+/*
+ * Stop rx, drain, stop the executor: bounded by executor.shutdown_timeout_ms
+ * (+100 ms for the executor to flush), waited for in slices so that a second
+ * signal is seen within ~10 ms.
+ */
 static void stop_data_path(struct gi_daemon *d)
 {
-	d->quit = 1;
+	uint64_t timeout_ns = (uint64_t)(d->cfg.executor.shutdown_timeout_ms ? d->cfg.executor.shutdown_timeout_ms : 5000) *
+			      1000000ull;
+	uint64_t deadline = gi_now_ns() + timeout_ns;
+	struct timespec slice = { 0, 10 * 1000000 };
+
+	for (uint32_t k = 0; k < d->n_lcores && d->lcores; k++)
+		d->lcores[k].drain_timeout_ns = timeout_ns; /* read by the lcore after it sees quit */
+	__atomic_store_n(&d->quit, 1, __ATOMIC_RELEASE);
 	if (d->lcores_launched) {
+		for (uint32_t k = 0; k < d->n_lcores; k++)
+			while (rte_eal_get_lcore_state(d->lcores[k].lcore) == RUNNING) {
+				if (sig_quit >= 2)
+					force_exit(d);
+				nanosleep(&slice, NULL);
+			}
 		rte_eal_mp_wait_lcore();
 		d->lcores_launched = false;
 	}
 	if (d->exec && !d->exec_stuck) {
-		int rc = gi_executor_stop(d->exec, 5000000000ull);
+		/* rx drained (or gave up) at the deadline: the executor gets what is left, at least 100 ms */
+		uint64_t exec_deadline = GI_MAX(deadline, gi_now_ns() + 100000000ull);
+		int rc;
+		for (;;) {
+			uint64_t now = gi_now_ns();
+			rc = gi_executor_stop(d->exec, exec_deadline > now ? GI_MIN(exec_deadline - now, 10000000ull) : 0);
+			if (rc != -ETIMEDOUT || gi_now_ns() >= exec_deadline)
+				break;
+			if (sig_quit >= 2)
+				force_exit(d);
+		}
 		if (rc < 0) {
-			gi_log(GI_LOG_ERR, "executor %s did not drain within 5 s; frames still open are lost",
-			       d->backend);
+			const char *why = rc == -ETIMEDOUT ? "" : gi_executor_last_error(d->exec); /* a fault: say which */
+			gi_log(GI_LOG_ERR,
+			       "executor %s did not drain within executor.shutdown_timeout_ms (%llu ms)%s%s; frames "
+			       "still open are lost",
+			       d->backend, (unsigned long long)(timeout_ns / 1000000), why[0] ? ": " : "", why);
 			d->exec_stuck = true;
 		}
 	}
@@ -608,6 +652,7 @@ static void teardown(struct gi_daemon *d)
 		gi_http_stop(d->http);
 		d->http = NULL;
 	}
+	gi_telemetry_unregister(); /* telemetry threads outlive us: stop them reading what goes next */
 	if (d->exec_stuck) {
 		/* its thread still reads batch rings and pool buffers and writes frame rings */
 		gi_log(GI_LOG_ERR, "executor %s is still running; leaving its memory to process exit", d->backend);
@@ -664,14 +709,9 @@ static void run(struct gi_daemon *d, unsigned duration_s)
 	uint64_t interval = (uint64_t)d->cfg.stats.status_interval_ms * 1000000u;
 	uint64_t next_status = gi_now_ns() + interval;
 	uint64_t stop_at = duration_s ? gi_now_ns() + (uint64_t)duration_s * 1000000000ull : UINT64_MAX;
-	uint64_t watchdog_us = 0;
-	uint64_t next_ping = UINT64_MAX;
-	static uint64_t last[GI_MAX_LCORES + 1], cur[GI_MAX_LCORES + 1];
+	static struct gi_watchdog wd;
 
-#if HAVE_SYSTEMD
-	if (sd_watchdog_enabled(0, &watchdog_us) > 0)
-		next_ping = gi_now_ns();
-#endif
+	gi_watchdog_init(&wd, d, gi_now_ns()); /* WATCHDOG_USEC; baseline progress taken at READY */
 	char line[512];
 	gi_stats_status_line(d, &prev, line, sizeof(line));
 	while (!sig_quit) {
@@ -680,27 +720,17 @@ static void run(struct gi_daemon *d, unsigned duration_s)
 		uint64_t now = gi_now_ns();
 		if (sig_reload) {
 			sig_reload = 0;
-			d->reloads_error++;
-			gi_log(GI_LOG_WARNING, "SIGHUP: live reload is not implemented yet; keeping the running config");
+			gi_reload(d); /* RELOADING=1 ... READY=1, counts and logs the result (reload.c) */
+			interval = (uint64_t)d->cfg.stats.status_interval_ms * 1000000u;
+			next_status = now + interval;
 		}
 		if (interval && now >= next_status) {
 			gi_stats_status_line(d, &prev, line, sizeof(line));
 			fprintf(stderr, "%s\n", line);
 			next_status = now + interval;
 		}
-		if (now >= next_ping) {
-			/* ping only while every rx lcore and the executor make progress:
-			 * one hung thread must let systemd restart us */
-			uint32_t n = gi_stats_progress(d, cur, GI_MAX_LCORES + 1);
-			bool all = true;
-			for (uint32_t i = 0; i < n; i++) {
-				all &= cur[i] != last[i];
-				last[i] = cur[i];
-			}
-			if (all)
-				notify("WATCHDOG=1");
-			next_ping = now + watchdog_us * 1000u / 2;
-		}
+		/* pings only while every rx lcore and the executor make progress (notify.c) */
+		gi_watchdog_poll(&wd, d, now);
 		if (now >= stop_at) {
 			gi_log(GI_LOG_INFO, "--duration %u s reached, stopping", duration_s);
 			break;
@@ -780,6 +810,9 @@ int main(int argc, char **argv)
 
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT); /* one handler at a time: on_signal counts without losing one */
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGHUP);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
@@ -806,6 +839,8 @@ int main(int argc, char **argv)
 	}
 	if (rc == 0)
 		rc = stats_start(&d);
+	if (rc == 0)
+		gi_telemetry_register(&d);
 	if (rc < 0 || sig_quit) {
 		if (rc < 0) {
 			notify("STATUS=start-up failed\nERRNO=%d", -rc);
@@ -815,20 +850,26 @@ int main(int argc, char **argv)
 		return rc < 0 ? EXIT_START : 0;
 	}
 
-	notify("READY=1\nSTATUS=receiving on %u port%s, %u stream%s", d.cfg.n_ports, d.cfg.n_ports == 1 ? "" : "s",
-	       d.cfg.n_streams, d.cfg.n_streams == 1 ? "" : "s");
+	gi_notify_ready("receiving on %u port%s, %u stream%s", d.cfg.n_ports, d.cfg.n_ports == 1 ? "" : "s",
+			d.cfg.n_streams, d.cfg.n_streams == 1 ? "" : "s");
 	gi_log(GI_LOG_INFO, "ready: %u port%s, %u rx queue%s, %u stream%s, executor %s", d.cfg.n_ports,
 	       d.cfg.n_ports == 1 ? "" : "s", d.n_rxq, d.n_rxq == 1 ? "" : "s", d.cfg.n_streams,
 	       d.cfg.n_streams == 1 ? "" : "s", d.backend);
 
 	run(&d, duration);
 
-	notify("STOPPING=1\nSTATUS=draining");
+	gi_notify_stopping("draining");
 	gi_log(GI_LOG_INFO, "stopping: draining batches and publishing open frames");
 	stop_data_path(&d);
+	bool drained = !d.exec_stuck;
 	gi_stats_print_summary(&d, stdout);
 	fflush(stdout);
 	teardown(&d);
+	if (!drained) {
+		gi_notify_errno(ETIMEDOUT, "stopped; the executor did not drain, open frames were lost");
+		gi_log(GI_LOG_ERR, "stopped without draining the executor (exit status %d)", EXIT_DRAIN);
+		return EXIT_DRAIN;
+	}
 	gi_log(GI_LOG_INFO, "stopped");
 	return 0;
 }

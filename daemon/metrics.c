@@ -333,6 +333,16 @@ int gi_metrics_render(const struct gi_metrics_snapshot *s, struct gi_buf *out)
 	per_port(&w, s, "port_rx_errors_total", "Erroneous packets received by the port.",
 		 port_rx_errors);
 
+	mw_family(&w, "port_xstats_total", "counter",
+		  "Driver extended statistics selected by ports[].xstats (e.g. mlx5 rx_discards_phy), by name.");
+	for (uint32_t i = 0; i < s->n_ports; i++)
+		for (uint32_t k = 0; k < s->ports[i].n_xstats; k++) {
+			mw_begin(&w, "port_xstats_total", NULL);
+			mw_label(&w, "port", s->ports[i].name);
+			mw_label(&w, "name", s->ports[i].xstat_names[k]);
+			mw_end_u64(&w, s->ports[i].xstat_values[k]);
+		}
+
 	per_queue(&w, s, "queue_rx_packets_total", "counter",
 		  "Packets taken from the rx queue by its lcore.", queue_rx_packets);
 	per_queue(&w, s, "batches_published_total", "counter",
@@ -363,6 +373,12 @@ int gi_metrics_render(const struct gi_metrics_snapshot *s, struct gi_buf *out)
 		  "Time the executor spent processing batches.");
 	mw_begin(&w, "executor_busy_seconds_total", NULL);
 	mw_end_double(&w, ns_to_s(s->executor_busy_ns));
+
+	mw_family(&w, "executor_busy_ratio", "gauge",
+		  "Fraction of wall-clock time the executor spent processing batches over the last "
+		  "window of at least 1 s ending at a scrape (since start before the first one).");
+	mw_begin(&w, "executor_busy_ratio", NULL);
+	mw_end_double(&w, s->executor_busy_ratio);
 
 	mw_family(&w, "dropped_packets_total", "counter",
 		  "Packets delivered by the NIC and not placed into a frame, by reason.");

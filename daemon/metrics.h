@@ -23,6 +23,10 @@ struct gi_metrics_port {
 	uint64_t rx_missed;
 	uint64_t rx_nombuf;
 	uint64_t rx_errors;
+	/* ports[].xstats the driver offers: gpuingest_port_xstats_total{port,name} */
+	uint32_t n_xstats;
+	const char *const *xstat_names;
+	const uint64_t *xstat_values;
 };
 
 struct gi_metrics_queue {
@@ -64,6 +68,9 @@ struct gi_metrics_snapshot {
 	const struct gi_metrics_stream *streams;
 	uint64_t batches_completed;
 	uint64_t executor_busy_ns;
+	/* busy_ns delta / wall-clock delta over the last window of >= 1 s that
+	 * ended at a snapshot (since start until the first such window); 0..1 */
+	double executor_busy_ratio;
 	/* drops[GI_DROP_RING_FULL] is the sum over queues; the others come from the executor */
 	uint64_t drops[GI_DROP__COUNT];
 	struct gi_hist batch_latency;

@@ -2,25 +2,58 @@
  * stats.c — the stats registry: reads every live counter into a snapshot.
  *
  * Counters have one writer each (an rx lcore, the executor); this module
- * only reads them, with relaxed loads, from the HTTP server thread
- * (gi_stats_render) or the main thread (status line, final summary).  Port
- * counters come from rte_eth_stats_get().
+ * only reads them, with relaxed loads, from the HTTP server threads
+ * (gi_stats_render), the DPDK telemetry threads (telemetry.c) or the main
+ * thread (status line, final summary).  Port counters come from
+ * rte_eth_stats_get() and rte_eth_xstats_get_by_id(), which ethdev does not
+ * promise to be safe from two threads at once: snap_lock serialises the
+ * reads (never taken on the data path).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gi_build_config.h"
 #include "daemon.h"
+#include "stats.h"
 
-struct snap_store {
-	struct gi_metrics_snapshot s;
-	struct gi_metrics_port ports[GI_MAX_PORTS];
-	struct gi_metrics_queue *queues;
-	struct gi_metrics_lcore *lcores;
-	struct gi_metrics_stream *streams;
-};
+static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * The executor's busy fraction: busy_ns over wall-clock time across the
+ * latest window of at least 1 s that ended at a snapshot.  Scrapers share
+ * it (Prometheus every 15 s, gpuingest-stat every second), so a window is
+ * "since the last snapshot at least 1 s ago", not "since my last scrape".
+ * Guarded by snap_lock.
+ */
+static struct {
+	uint64_t mark_ns, mark_busy_ns;
+	double ratio;
+	int have_window;
+} busy_win;
+
+static double clamp01(double v)
+{
+	return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+static double busy_ratio(const struct gi_daemon *d, uint64_t busy_ns)
+{
+	uint64_t now = gi_now_ns();
+	if (busy_win.mark_ns && now - busy_win.mark_ns >= 1000000000ull) {
+		busy_win.ratio = clamp01((double)(busy_ns - busy_win.mark_busy_ns) / (double)(now - busy_win.mark_ns));
+		busy_win.have_window = 1;
+	}
+	if (!busy_win.mark_ns || now - busy_win.mark_ns >= 1000000000ull) {
+		busy_win.mark_ns = now;
+		busy_win.mark_busy_ns = busy_ns;
+	}
+	if (busy_win.have_window)
+		return busy_win.ratio;
+	return now > d->start_ns ? clamp01((double)busy_ns / (double)(now - d->start_ns)) : 0;
+}
 
 static void hist_read(struct gi_hist *dst, const struct gi_hist *src)
 {
@@ -42,7 +75,7 @@ static void stream_counters_read(struct gi_stream_counters *dst, const struct gi
 		dst->frames[k] = GI_COUNTER_READ(&src->frames[k]);
 }
 
-static int snapshot(const struct gi_daemon *d, struct snap_store *st)
+static int snapshot_locked(const struct gi_daemon *d, struct gi_stats_snap *st)
 {
 	struct gi_metrics_snapshot *s = &st->s;
 
@@ -50,7 +83,8 @@ static int snapshot(const struct gi_daemon *d, struct snap_store *st)
 	st->queues = calloc(d->n_rxq + 1, sizeof(*st->queues));
 	st->lcores = calloc(d->n_lcores + 1, sizeof(*st->lcores));
 	st->streams = calloc(d->cfg.n_streams + 1, sizeof(*st->streams));
-	if (!st->queues || !st->lcores || !st->streams)
+	st->stream_names = calloc(d->cfg.n_streams + 1, sizeof(*st->stream_names));
+	if (!st->queues || !st->lcores || !st->streams || !st->stream_names)
 		return -ENOMEM;
 
 	s->version = GI_VERSION;
@@ -69,7 +103,13 @@ static int snapshot(const struct gi_daemon *d, struct snap_store *st)
 			.rx_missed = ps.rx_missed,
 			.rx_nombuf = ps.rx_nombuf,
 			.rx_errors = ps.rx_errors,
+			.n_xstats = d->ports[p].n_xstats,
+			.xstat_names = st->xstat_names[p],
+			.xstat_values = st->xstat_values[p],
 		};
+		for (uint32_t k = 0; k < d->ports[p].n_xstats; k++)
+			st->xstat_names[p][k] = d->ports[p].xstat_names[k];
+		gi_port_xstats(&d->ports[p], st->xstat_values[p]);
 	}
 	s->n_ports = d->n_ports;
 	s->ports = st->ports;
@@ -102,7 +142,8 @@ static int snapshot(const struct gi_daemon *d, struct snap_store *st)
 	s->lcores = st->lcores;
 
 	for (uint32_t i = 0; i < d->cfg.n_streams && d->streams; i++) {
-		st->streams[i].name = d->cfg.streams[i].name;
+		memcpy(st->stream_names[i], d->cfg.streams[i].name, sizeof(st->stream_names[i]));
+		st->streams[i].name = st->stream_names[i];
 		stream_counters_read(&st->streams[i].c, &d->streams[i].c);
 		hist_read(&st->streams[i].frame_latency, &d->streams[i].frame_latency);
 	}
@@ -117,26 +158,46 @@ static int snapshot(const struct gi_daemon *d, struct snap_store *st)
 			if (r != GI_DROP_RING_FULL)
 				s->drops[r] = GI_COUNTER_READ(&ec->drops[r]);
 		hist_read(&s->batch_latency, &ec->batch_latency);
+		s->executor_busy_ratio = busy_ratio(d, s->executor_busy_ns);
 	}
 	s->config_reloads_ok = d->reloads_ok;
 	s->config_reloads_error = d->reloads_error;
 	return 0;
 }
 
-static void snapshot_free(struct snap_store *st)
+int gi_stats_snapshot(const struct gi_daemon *d, struct gi_stats_snap *st)
+{
+	pthread_mutex_lock(&snap_lock);
+	int rc = snapshot_locked(d, st);
+	pthread_mutex_unlock(&snap_lock);
+	return rc;
+}
+
+void gi_stats_snapshot_free(struct gi_stats_snap *st)
 {
 	free(st->queues);
 	free(st->lcores);
 	free(st->streams);
+	free(st->stream_names);
+}
+
+void gi_stats_lock(void)
+{
+	pthread_mutex_lock(&snap_lock);
+}
+
+void gi_stats_unlock(void)
+{
+	pthread_mutex_unlock(&snap_lock);
 }
 
 int gi_stats_render(void *arg, struct gi_buf *out)
 {
-	struct snap_store st;
-	int rc = snapshot(arg, &st);
+	struct gi_stats_snap st;
+	int rc = gi_stats_snapshot(arg, &st);
 	if (rc == 0)
 		rc = gi_metrics_render(&st.s, out);
-	snapshot_free(&st);
+	gi_stats_snapshot_free(&st);
 	return rc;
 }
 
@@ -170,14 +231,14 @@ static const char *si(double v, char *buf, size_t len)
 
 void gi_stats_status_line(const struct gi_daemon *d, struct gi_stats_prev *prev, char *buf, size_t len)
 {
-	struct snap_store st;
+	struct gi_stats_snap st;
 	uint64_t rx = 0, placed = 0, bytes = 0, lost = 0, dup = 0, late = 0, complete = 0, partial = 0, drops = 0,
 		 occ = 0, slots = 0;
 	char a[16], b[16], c[16];
 
-	if (snapshot(d, &st) < 0) {
+	if (gi_stats_snapshot(d, &st) < 0) {
 		snprintf(buf, len, "status unavailable: out of memory");
-		snapshot_free(&st);
+		gi_stats_snapshot_free(&st);
 		return;
 	}
 	for (uint32_t i = 0; i < st.s.n_queues; i++) {
@@ -210,7 +271,7 @@ void gi_stats_status_line(const struct gi_daemon *d, struct gi_stats_prev *prev,
 	prev->rx_packets = rx;
 	prev->placed = placed;
 	prev->bytes = bytes;
-	snapshot_free(&st);
+	gi_stats_snapshot_free(&st);
 }
 
 /* One JSON object with the final counters: what tests compare against the simulator. */
@@ -218,12 +279,12 @@ void gi_stats_print_summary(const struct gi_daemon *d, FILE *f)
 {
 	static const char *const drop_names[] = GI_DROP_REASON_NAMES;
 	static const char *const frame_names[] = GI_FRAME_COUNT_NAMES;
-	struct snap_store st;
+	struct gi_stats_snap st;
 	uint64_t delivered = 0, accounted = 0;
 
-	if (snapshot(d, &st) < 0) {
+	if (gi_stats_snapshot(d, &st) < 0) {
 		fprintf(f, "{\"error\":\"out of memory\"}\n");
-		snapshot_free(&st);
+		gi_stats_snapshot_free(&st);
 		return;
 	}
 	fprintf(f, "{\"backend\":\"%s\",\"uptime_s\":%.3f,\"ports\":[", st.s.backend, st.s.uptime_seconds);
@@ -262,7 +323,9 @@ void gi_stats_print_summary(const struct gi_daemon *d, FILE *f)
 		fprintf(f, "}");
 		accounted += c->packets + c->duplicates + c->late;
 	}
+	/* streams a live reload removed took their counters along: they still count here */
+	accounted += d->retired.packets + d->retired.duplicates + d->retired.late;
 	fprintf(f, "],\"delivered\":%llu,\"accounted\":%llu}\n", (unsigned long long)delivered,
 		(unsigned long long)accounted);
-	snapshot_free(&st);
+	gi_stats_snapshot_free(&st);
 }

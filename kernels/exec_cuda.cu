@@ -26,6 +26,7 @@
  * Ordering rules and why each fence is there: kernels/README.md.
  */
 #include "exec_cuda.h"
+#include "executor.h" /* enum gi_exec_pause */
 #include "idle.h"
 
 #define GI_FULL_MASK 0xffffffffu
@@ -156,9 +157,11 @@ __global__ void __launch_bounds__(GI_WARP_LANES, 1) k_persistent(const struct gi
 				__syncwarp();
 			}
 		}
-		if (lane == 0)
+		/* progress only for a pass that served every ring (host backend's rule) */
+		if (lane == 0 && paused == GI_EXEC_RUN)
 			GI_COUNTER_ADD(&a.state->ctr.loops, 1);
-		if (all_stopped && done == 0)
+		/* hung (test hook): ignore stop, as a kernel stuck in a body would */
+		if (all_stopped && done == 0 && paused != GI_EXEC_HANG)
 			break;
 
 		uint64_t now = gi_warp_now(a, lane);

@@ -30,8 +30,12 @@ struct gi_executor {
 	int running;
 	uint64_t *tails;     /* consumer index per ring, executor thread only */
 	uint32_t quit;       /* main → executor: rx is stopped, drain and leave */
-	uint32_t paused;     /* test hook */
+	uint32_t paused;     /* test hook: enum gi_exec_pause */
 	uint32_t drained;    /* executor → main */
+	/* live reload: main posts a swap (release), the executor takes it
+	 * between batches (acquire exchange), applies it and bumps swaps_done */
+	struct host_swap *mailbox;
+	uint64_t swaps_done;
 	const struct gi_exec_counters *ctr_view; /* what the stats thread reads: &ctr, or the cuda mirror */
 	void *backend;       /* the cuda backend's state */
 	char why[320];       /* how the backend was chosen (gi_executor_why) */
@@ -85,6 +89,58 @@ static uint32_t host_poll(struct gi_executor *ex)
 	return done;
 }
 
+/* A stream table handed over by gi_executor_swap_streams(). */
+struct host_swap {
+	struct gi_exec_ctx next;
+	const int32_t *carry;
+};
+
+/*
+ * Executor thread, between batches.  Carried streams keep everything but
+ * their live parameters (window, timeout, format params with resync limit,
+ * chain link), which come from the new table.
+ */
+static void host_apply_swap(struct gi_executor *ex, const struct host_swap *sw, uint64_t now)
+{
+	struct gi_exec_ctx *cur = ex->conf.ctx;
+	static uint8_t kept[65536]; /* executor thread only; indices are uint16_t */
+
+	memset(kept, 0, cur->n_streams);
+	for (uint32_t j = 0; j < sw->next.n_streams; j++) {
+		int32_t i = sw->carry[j];
+		if (i < 0 || (uint32_t)i >= cur->n_streams)
+			continue;
+		struct gi_stream_rt *old = &cur->streams[i], *st = &sw->next.streams[j];
+		kept[i] = 1;
+		/* a smaller window: frames beyond it are closed as a new packet would close them */
+		if (old->started && st->window < old->window && old->max_frame >= old->next_pub + st->window)
+			gi_stream_advance(old, old->max_frame - st->window + 1, GI_FRAME_PARTIAL, now);
+		struct gi_stream_rt live = *st;
+		*st = *old;
+		st->window = live.window;
+		st->frame_timeout_ns = live.frame_timeout_ns;
+		st->fp = live.fp;
+		st->next_same_udp = live.next_same_udp;
+	}
+	for (uint32_t i = 0; i < cur->n_streams; i++)
+		if (!kept[i])
+			gi_stream_flush(&cur->streams[i], now);
+	*cur = sw->next;
+}
+
+static void host_check_mailbox(struct gi_executor *ex)
+{
+	struct host_swap *sw;
+
+	if (!__atomic_load_n(&ex->mailbox, __ATOMIC_RELAXED)) /* the common case: one plain load */
+		return;
+	sw = __atomic_exchange_n(&ex->mailbox, NULL, __ATOMIC_ACQ_REL);
+	if (!sw)
+		return;
+	host_apply_swap(ex, sw, gi_now_ns());
+	__atomic_fetch_add(&ex->swaps_done, 1, __ATOMIC_RELEASE);
+}
+
 static void *host_loop(void *arg)
 {
 	struct gi_executor *ex = arg;
@@ -94,12 +150,17 @@ static void *host_loop(void *arg)
 	gi_idle_init(&idle, ex->conf.idle);
 	for (;;) {
 		int quit = __atomic_load_n(&ex->quit, __ATOMIC_ACQUIRE);
+		uint32_t paused = __atomic_load_n(&ex->paused, __ATOMIC_RELAXED);
 		uint32_t n = 0;
 
-		if (!__atomic_load_n(&ex->paused, __ATOMIC_RELAXED))
+		if (paused == GI_EXEC_RUN)
 			n = host_poll(ex);
-		GI_COUNTER_ADD(&ex->ctr.loops, 1);
-		if (quit && n == 0)
+		host_check_mailbox(ex); /* between batches: no packet is half classified */
+		/* progress only for a pass that served every ring: counting paused
+		 * passes would hide a stall with batches waiting from the watchdog */
+		if (paused == GI_EXEC_RUN)
+			GI_COUNTER_ADD(&ex->ctr.loops, 1);
+		if (quit && n == 0 && paused != GI_EXEC_HANG)
 			break;
 		uint64_t now = gi_now_ns();
 		if (now >= next_tick) {
@@ -144,7 +205,9 @@ static int host_stop(struct gi_executor *ex, uint64_t timeout_ns)
 {
 	if (!ex->running)
 		return 0;
-	__atomic_store_n(&ex->paused, 0, __ATOMIC_RELAXED);
+	/* paused: resume and drain; hung (test hook): stays hung, stop times out */
+	if (__atomic_load_n(&ex->paused, __ATOMIC_RELAXED) == GI_EXEC_PAUSE)
+		__atomic_store_n(&ex->paused, GI_EXEC_RUN, __ATOMIC_RELAXED);
 	__atomic_store_n(&ex->quit, 1, __ATOMIC_RELEASE);
 	for (uint32_t r = 0; r < ex->conf.n_rings; r++)
 		GI_STORE_RELEASE_U64(&ex->conf.rings[r]->stop, 1);
@@ -168,7 +231,33 @@ static void host_destroy(struct gi_executor *ex)
 
 static void host_set_paused(struct gi_executor *ex, int paused)
 {
-	__atomic_store_n(&ex->paused, paused ? 1u : 0u, __ATOMIC_RELAXED);
+	__atomic_store_n(&ex->paused, (uint32_t)paused, __ATOMIC_RELAXED); /* enum gi_exec_pause */
+}
+
+static int host_swap_streams(struct gi_executor *ex, const struct gi_exec_ctx *next, const int32_t *carry,
+			     uint64_t timeout_ns)
+{
+	struct host_swap sw = { .next = *next, .carry = carry };
+	uint64_t done = __atomic_load_n(&ex->swaps_done, __ATOMIC_ACQUIRE);
+	uint64_t deadline = gi_now_ns() + timeout_ns;
+	struct timespec ts = { 0, 200000 };
+
+	if (!ex->running || __atomic_load_n(&ex->quit, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	__atomic_store_n(&ex->mailbox, &sw, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&ex->swaps_done, __ATOMIC_ACQUIRE) == done) {
+		if (gi_now_ns() > deadline) {
+			struct host_swap *expect = &sw;
+			/* take the offer back; if the executor took it first, it is
+			 * applying it right now and acknowledges in a moment */
+			if (__atomic_compare_exchange_n(&ex->mailbox, &expect, NULL, 0, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+				return -ETIMEDOUT;
+			deadline = UINT64_MAX;
+		}
+		nanosleep(&ts, NULL);
+	}
+	return 0;
 }
 
 static const struct gi_executor_ops host_ops = {
@@ -177,6 +266,7 @@ static const struct gi_executor_ops host_ops = {
 	.stop = host_stop,
 	.destroy = host_destroy,
 	.set_paused = host_set_paused,
+	.swap_streams = host_swap_streams,
 };
 
 #if HAVE_CUDA
@@ -373,6 +463,19 @@ const char *gi_executor_last_error(const struct gi_executor *ex)
 const struct gi_exec_counters *gi_executor_counters(const struct gi_executor *ex)
 {
 	return ex->ctr_view;
+}
+
+int gi_executor_swap_streams(struct gi_executor *ex, const struct gi_exec_ctx *next, const int32_t *carry,
+			     uint64_t timeout_ns)
+{
+	if (!ex->ops->swap_streams)
+		return -ENOTSUP;
+	return ex->ops->swap_streams(ex, next, carry, timeout_ns);
+}
+
+int gi_executor_can_swap_streams(const struct gi_executor *ex)
+{
+	return ex->ops->swap_streams != NULL;
 }
 
 void gi_executor_set_paused(struct gi_executor *ex, int paused)

@@ -55,6 +55,9 @@ struct gi_executor_ops {
 	int (*stop)(struct gi_executor *ex, uint64_t timeout_ns);
 	void (*destroy)(struct gi_executor *ex);
 	void (*set_paused)(struct gi_executor *ex, int paused);
+	/* live reload of streams; NULL where the backend cannot (gi_executor_swap_streams) */
+	int (*swap_streams)(struct gi_executor *ex, const struct gi_exec_ctx *next, const int32_t *carry,
+			    uint64_t timeout_ns);
 };
 
 /*
@@ -84,7 +87,51 @@ const char *gi_executor_why(const struct gi_executor *ex);
 const char *gi_executor_last_error(const struct gi_executor *ex);
 const struct gi_exec_counters *gi_executor_counters(const struct gi_executor *ex);
 
-/* Test hook (issue: executor stall): 1 pauses batch processing, 0 resumes. */
+/*
+ * Live reload: make the executor run on a new stream table `next` (streams
+ * and lookup map, built by the caller) from a safe point between two
+ * batches on — never while a packet is being classified.  carry[j] (for
+ * each of next->n_streams) is the index in the running table of the stream
+ * whose state, counters and frame ring stream j keeps (its geometry and
+ * format must be the same; its reorder window, timeout and resync limit
+ * may differ), or -1 for a stream that starts afresh.  Running streams no
+ * stream carries are flushed first: their open frames are published as
+ * partial.  A stream whose window shrinks publishes, as partial, the open
+ * frames that fall out of it.
+ *
+ * The executor picks `next` up from a one-slot mailbox and acknowledges;
+ * this call waits (bounded) for that.  It copies `*next` into the ctx the
+ * executor was created with, on the executor's thread.
+ * Returns 0 once the executor runs on `next` (the old streams are no longer
+ * touched: the caller frees them), or:
+ *   -ENOTSUP    the backend keeps stream state where it cannot be swapped
+ *               (cuda: on the GPU); stream changes need a restart
+ *   -ETIMEDOUT  the executor reached no safe point within timeout_ns;
+ *               nothing changed, it runs on the old table
+ *   -EBUSY      it is stopping
+ * Main thread.
+ */
+int gi_executor_swap_streams(struct gi_executor *ex, const struct gi_exec_ctx *next, const int32_t *carry,
+			     uint64_t timeout_ns);
+/* Whether gi_executor_swap_streams() can work on this backend. */
+int gi_executor_can_swap_streams(const struct gi_executor *ex);
+
+/*
+ * Test hooks (the watchdog and shutdown tests), values of `paused`:
+ *   GI_EXEC_RUN    serve the rings (the default)
+ *   GI_EXEC_PAUSE  serve nothing; gi_executor_stop() resumes and drains
+ *   GI_EXEC_HANG   serve nothing and ignore stop, as a hung kernel would:
+ *                  gi_executor_stop() times out (-ETIMEDOUT)
+ * Progress: gi_exec_counters.loops advances once per pass in which the
+ * executor looked at every ring and completed what was pending there (or
+ * found nothing), never while paused or hung, so the daemon's watchdog sees
+ * a stalled executor with batches waiting as stuck.
+ */
+enum gi_exec_pause {
+	GI_EXEC_RUN = 0,
+	GI_EXEC_PAUSE = 1,
+	GI_EXEC_HANG = 2,
+};
 void gi_executor_set_paused(struct gi_executor *ex, int paused);
 
 /*

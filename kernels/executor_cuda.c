@@ -383,9 +383,10 @@ static void *gi_cuda_launcher(void *arg)
 	rc = GI_CUDA(c, cudaSetDevice(c->conf.cuda_device)); /* the current device is per thread */
 	for (; rc == 0;) {
 		int quit = __atomic_load_n(&c->host_quit, __ATOMIC_ACQUIRE);
+		uint32_t paused = __atomic_load_n(&c->ctl->paused, __ATOMIC_RELAXED);
 		uint32_t n = 0;
 
-		if (!__atomic_load_n(&c->ctl->paused, __ATOMIC_RELAXED))
+		if (paused == GI_EXEC_RUN)
 			for (uint32_t r = 0; r < c->conf.n_rings && rc == 0; r++) {
 				uint64_t head = GI_LOAD_ACQUIRE_U64(&c->conf.rings[r]->head);
 				if (head == c->launched[r])
@@ -394,10 +395,11 @@ static void *gi_cuda_launcher(void *arg)
 				c->launched[r] = head;
 				n++;
 			}
-		if (rc < 0 || (quit && n == 0))
+		if (rc < 0 || (quit && n == 0 && paused != GI_EXEC_HANG))
 			break;
 		uint64_t now = gi_now_ns();
-		if (now >= next_tick || (n == 0 && dirty)) {
+		/* no ticks while paused: k_tick counts progress, and a paused executor makes none */
+		if (paused == GI_EXEC_RUN && (now >= next_tick || (n == 0 && dirty))) {
 			/* timeouts every tick; and when going idle, so stream counters reach the host now */
 			if ((rc = GI_CUDA(c, gi_cuda_launch_tick(&c->args, 0, c->stream))) < 0)
 				break;
@@ -506,11 +508,13 @@ int gi_cuda_exec_stop(struct gi_cuda_exec *c, uint64_t timeout_ns)
 
 	if (!c->running)
 		return 0;
-	if (c->stuck)
-		return -ETIMEDOUT;
+	/* stuck after an earlier timeout: look again (the daemon stops in slices
+	 * so that a second SIGTERM is seen); it may have drained since */
 	(void)cudaSetDevice(c->conf.cuda_device); /* stop may come from another thread than start */
-	/* paused off before stop: a kernel that sees stop must drain, not leave */
-	__atomic_store_n(&c->ctl->paused, 0, __ATOMIC_RELEASE);
+	/* paused off before stop: a kernel that sees stop must drain, not leave;
+	 * hung (test hook) stays hung, and this stop times out */
+	if (__atomic_load_n(&c->ctl->paused, __ATOMIC_RELAXED) == GI_EXEC_PAUSE)
+		__atomic_store_n(&c->ctl->paused, GI_EXEC_RUN, __ATOMIC_RELEASE);
 	for (uint32_t r = 0; r < c->conf.n_rings; r++)
 		GI_STORE_RELEASE_U64(&c->conf.rings[r]->stop, 1);
 	__atomic_store_n(&c->ctl->quit, 1, __ATOMIC_RELEASE);
@@ -539,6 +543,7 @@ int gi_cuda_exec_stop(struct gi_cuda_exec *c, uint64_t timeout_ns)
 		struct timespec ts = { 0, 200000 };
 		nanosleep(&ts, NULL);
 	}
+	c->stuck = 0;
 	c->running = 0;
 	if (rc < 0)
 		return rc; /* a kernel fault: the device state is not trustworthy, keep the host's */
@@ -588,7 +593,7 @@ const struct gi_exec_counters *gi_cuda_exec_counters(const struct gi_cuda_exec *
 
 void gi_cuda_exec_set_paused(struct gi_cuda_exec *c, int paused)
 {
-	__atomic_store_n(&c->ctl->paused, paused ? 1u : 0u, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->ctl->paused, (uint32_t)paused, __ATOMIC_RELAXED); /* enum gi_exec_pause */
 }
 
 const char *gi_cuda_exec_error(const struct gi_cuda_exec *c)

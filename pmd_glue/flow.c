@@ -69,7 +69,8 @@ int gi_flow_isolate(uint16_t port_id, const char *port_name, bool isolate, struc
 }
 
 /* One rule: validate, then create.  0, or the PMD's -errno with `err` filled. */
-static int rule_create(uint16_t port_id, const struct gi_flow_rule *r, struct rte_flow_error *err)
+static int rule_create(uint16_t port_id, const struct gi_flow_rule *r, struct rte_flow_error *err,
+		       struct rte_flow **out)
 {
 	const struct rte_flow_attr attr = { .ingress = 1 };
 	const struct rte_flow_item_udp udp_spec = { .hdr.dst_port = rte_cpu_to_be_16(r->udp_dst_port) };
@@ -92,7 +93,8 @@ static int rule_create(uint16_t port_id, const struct gi_flow_rule *r, struct rt
 	if (rc != 0)
 		return rc;
 	memset(err, 0, sizeof(*err));
-	if (rte_flow_create(port_id, &attr, pattern, actions, err) == NULL)
+	*out = rte_flow_create(port_id, &attr, pattern, actions, err);
+	if (*out == NULL)
 		return rte_errno ? -rte_errno : -EINVAL;
 	return 0;
 }
@@ -103,19 +105,26 @@ int gi_flow_install(uint16_t port_id, const char *port_name, bool steer, const s
 	struct rte_eth_dev_info info;
 	struct rte_flow_error err;
 
+	fs->steer = steer;
 	if (!steer) {
 		gi_log(GI_LOG_INFO, "port %s: flow_steering off; streams are classified in software", port_name);
 		return 0;
+	}
+	if (n > GI_FLOW_MAX_RULES) {
+		gi_log(GI_LOG_ERR, "port %s: %u rte_flow rules, at most %u", port_name, n, GI_FLOW_MAX_RULES);
+		return -ENOSPC;
 	}
 	if (n == 0 && fs->isolated)
 		gi_log(GI_LOG_WARNING, "port %s: isolated mode with no streams on the port: it will deliver nothing",
 		       port_name);
 	for (unsigned i = 0; i < n; i++) {
 		const struct gi_flow_rule *r = &rules[i];
-		int rc = rule_create(port_id, r, &err);
+		struct rte_flow *flow = NULL;
+		int rc = rule_create(port_id, r, &err, &flow);
 
 		if (rc == 0) {
-			fs->n_rules++;
+			fs->rules[fs->n_rules++] =
+				(struct gi_flow_entry){ .udp_dst_port = r->udp_dst_port, .queue = r->queue, .flow = flow };
 			continue;
 		}
 		gi_flow_teardown(fs);
@@ -160,4 +169,51 @@ void gi_flow_teardown(struct gi_flow_set *fs)
 		gi_log(GI_LOG_WARNING, "port %s: removing %u rte_flow rule%s failed: %s; closing the port drops them",
 		       fs->port_name, fs->n_rules, fs->n_rules == 1 ? "" : "s", flow_msg(&err, rc));
 	fs->n_rules = 0;
+}
+
+int gi_flow_rule_add(struct gi_flow_set *fs, const struct gi_flow_rule *r)
+{
+	struct rte_eth_dev_info info;
+	struct rte_flow_error err;
+	struct rte_flow *flow = NULL;
+
+	if (!fs->steer || fs->software)
+		return 0;
+	for (unsigned i = 0; i < fs->n_rules; i++)
+		if (fs->rules[i].udp_dst_port == r->udp_dst_port)
+			return -EEXIST;
+	if (fs->n_rules == GI_FLOW_MAX_RULES)
+		return -ENOSPC;
+	int rc = rule_create(fs->port_id, r, &err, &flow);
+	if (rc != 0) {
+		gi_log(GI_LOG_ERR, "port %s stream %s: rte_flow rule udp dst %u -> queue %u rejected by %s: %s (%s)",
+		       fs->port_name, r->stream, r->udp_dst_port, r->queue, driver_of(fs->port_id, &info),
+		       flow_msg(&err, rc), rte_strerror(-rc));
+		return rc;
+	}
+	fs->rules[fs->n_rules++] = (struct gi_flow_entry){ .udp_dst_port = r->udp_dst_port, .queue = r->queue,
+							   .flow = flow };
+	return 0;
+}
+
+int gi_flow_rule_del(struct gi_flow_set *fs, uint16_t udp_dst_port)
+{
+	struct rte_flow_error err;
+
+	if (!fs->steer || fs->software)
+		return 0;
+	for (unsigned i = 0; i < fs->n_rules; i++) {
+		if (fs->rules[i].udp_dst_port != udp_dst_port)
+			continue;
+		memset(&err, 0, sizeof(err));
+		int rc = rte_flow_destroy(fs->port_id, fs->rules[i].flow, &err);
+		if (rc != 0) {
+			gi_log(GI_LOG_WARNING, "port %s: removing the rte_flow rule for udp dst %u failed: %s", fs->port_name,
+			       udp_dst_port, flow_msg(&err, rc));
+			return rc;
+		}
+		fs->rules[i] = fs->rules[--fs->n_rules];
+		return 0;
+	}
+	return -ENOENT;
 }

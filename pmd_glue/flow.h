@@ -40,13 +40,26 @@ struct gi_flow_rule {
 	const char *stream;     /* stream name, for messages */
 };
 
+#define GI_FLOW_MAX_RULES 256   /* one per distinct UDP port of a port's streams */
+
+struct rte_flow;
+
+/* One created rule, kept so live reload can destroy just that one. */
+struct gi_flow_entry {
+	uint16_t udp_dst_port;
+	uint16_t queue;
+	struct rte_flow *flow;
+};
+
 /* What is installed on one port; zeroed before gi_flow_isolate(). */
 struct gi_flow_set {
 	char port_name[32];
 	uint16_t port_id;
 	bool isolated;          /* rte_flow_isolate(1) took effect */
+	bool steer;             /* flow_steering was on at gi_flow_install() */
 	bool software;          /* no rte_flow support: classification in software */
 	unsigned n_rules;       /* rules created; gi_flow_teardown() flushes them */
+	struct gi_flow_entry rules[GI_FLOW_MAX_RULES];
 };
 
 /*
@@ -73,5 +86,17 @@ int gi_flow_install(uint16_t port_id, const char *port_name, bool steer, const s
 
 /* Destroy every rule (rte_flow_flush); before rte_eth_dev_stop().  Idempotent. */
 void gi_flow_teardown(struct gi_flow_set *fs);
+
+/*
+ * Live reload, on a started port: add the rule for one more UDP port, or
+ * destroy the rule of one.  Without steering (flow_steering off, or the
+ * software fallback) both do nothing and return 0.  Returns 0, or:
+ *   -ENOSPC   GI_FLOW_MAX_RULES rules already
+ *   -EEXIST   (add) that UDP port already has a rule
+ *   -ENOENT   (del) it has none
+ *   -errno    the PMD rejected the rule, or refused to destroy it (logged)
+ */
+int gi_flow_rule_add(struct gi_flow_set *fs, const struct gi_flow_rule *r);
+int gi_flow_rule_del(struct gi_flow_set *fs, uint16_t udp_dst_port);
 
 #endif /* GI_FLOW_H */

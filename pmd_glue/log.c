@@ -17,6 +17,7 @@ static enum gi_log_level log_level = GI_LOG_INFO;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char last_line[512];
 static unsigned last_repeats;
+static enum gi_log_level last_level;
 static time_t last_time;
 
 void gi_log_set_level(enum gi_log_level level)
@@ -68,11 +69,12 @@ void gi_vlog(enum gi_log_level level, const char *fmt, va_list ap)
 	if (last_repeats) {
 		char note[96];
 		snprintf(note, sizeof(note), "last message repeated %u more times", last_repeats);
-		emit(level, note);
+		emit(last_level, note); /* at the level of what repeated */
 		last_repeats = 0;
 	}
 	snprintf(last_line, sizeof(last_line), "%s", line);
 	last_time = now;
+	last_level = level;
 	emit(level, line);
 	fflush(stderr);
 	pthread_mutex_unlock(&log_lock);

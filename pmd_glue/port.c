@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
@@ -23,6 +24,8 @@
 
 #include "log.h"
 #include "port.h"
+
+static void xstats_resolve(struct gi_port *p, const struct gi_port_conf *c);
 
 int gi_port_find(const char *name, const char *device, uint16_t *port_id)
 {
@@ -227,6 +230,7 @@ int gi_port_setup(struct gi_port *p, uint16_t port_id, const struct gi_port_conf
 	rc = gi_flow_install(port_id, c->name, c->flow_steering, c->rules, c->n_rules, &p->flows);
 	if (rc != 0)
 		goto fail;
+	xstats_resolve(p, c);
 	gi_log(GI_LOG_INFO, "port %s: %s (%s) started, %u rx queue%s, mtu %u", c->name, c->device, info.driver_name,
 	       c->n_queues, c->n_queues == 1 ? "" : "s", c->mtu);
 	return 0;
@@ -245,6 +249,53 @@ void gi_port_teardown(struct gi_port *p)
 		rte_eth_dev_close(p->port_id);
 	p->started = false;
 	p->configured = false;
+}
+
+/*
+ * Resolve the configured xstat names to ids once, after start (mlx5 builds
+ * its table at start).  A name the driver lacks is not fatal: one warning
+ * for all of them, listing some names the driver does have.
+ */
+static void xstats_resolve(struct gi_port *p, const struct gi_port_conf *c)
+{
+	char missing[256] = "", avail[320] = "";
+	size_t moff = 0, aoff = 0;
+
+	p->n_xstats = 0;
+	for (uint32_t i = 0; i < c->n_xstats && p->n_xstats < GI_PORT_MAX_XSTATS; i++) {
+		uint64_t id;
+		if (rte_eth_xstats_get_id_by_name(p->port_id, c->xstats[i], &id) == 0) {
+			p->xstat_ids[p->n_xstats] = id;
+			snprintf(p->xstat_names[p->n_xstats++], GI_PORT_XSTAT_NAME, "%s", c->xstats[i]);
+		} else if (moff < sizeof(missing)) {
+			moff += (size_t)snprintf(missing + moff, sizeof(missing) - moff, "%s%s", moff ? ", " : "",
+						 c->xstats[i]);
+		}
+	}
+	if (!moff)
+		return;
+	int n = rte_eth_xstats_get_names(p->port_id, NULL, 0);
+	struct rte_eth_xstat_name *names = n > 0 ? calloc((size_t)n, sizeof(*names)) : NULL;
+	if (names && rte_eth_xstats_get_names(p->port_id, names, (unsigned)n) == n) {
+		for (int i = 0; i < n && i < 8 && aoff < sizeof(avail); i++)
+			aoff += (size_t)snprintf(avail + aoff, sizeof(avail) - aoff, "%s%s", i ? ", " : "", names[i].name);
+		if (n > 8 && aoff < sizeof(avail))
+			snprintf(avail + aoff, sizeof(avail) - aoff, ", ... (%d in all)", n);
+	}
+	free(names);
+	gi_log(GI_LOG_WARNING, "port %s: xstats %s not offered by this driver, not exported (available: %s)",
+	       c->name, missing, aoff ? avail : "none");
+}
+
+int gi_port_xstats(const struct gi_port *p, uint64_t *values)
+{
+	if (!p->n_xstats)
+		return 0;
+	int rc = p->configured ? rte_eth_xstats_get_by_id(p->port_id, p->xstat_ids, values, p->n_xstats) : -ENODEV;
+	if (rc == (int)p->n_xstats)
+		return 0;
+	memset(values, 0, p->n_xstats * sizeof(*values));
+	return rc < 0 ? rc : -EIO;
 }
 
 int gi_port_stats(const struct gi_port *p, struct gi_port_stats *out)

@@ -19,6 +19,8 @@
 struct rte_mempool;
 
 #define GI_PORT_MAX_QUEUES 16
+#define GI_PORT_MAX_XSTATS 16   /* extended statistics read per port (ports[].xstats) */
+#define GI_PORT_XSTAT_NAME 64   /* RTE_ETH_XSTATS_NAME_SIZE */
 
 /* Header/data buffer split of one rx queue; header_pool NULL = no split. */
 struct gi_port_split {
@@ -39,6 +41,8 @@ struct gi_port_conf {
 	bool flow_steering;
 	const struct gi_flow_rule *rules;    /* one per stream of the port; may go away after setup */
 	unsigned n_rules;
+	char *const *xstats;                 /* extended statistic names to read; copied at setup */
+	uint32_t n_xstats;
 };
 
 struct gi_port {
@@ -47,6 +51,10 @@ struct gi_port {
 	bool configured;
 	bool started;
 	struct gi_flow_set flows;
+	/* the configured xstats the driver has, ids resolved once after start */
+	uint32_t n_xstats;
+	uint64_t xstat_ids[GI_PORT_MAX_XSTATS];
+	char xstat_names[GI_PORT_MAX_XSTATS][GI_PORT_XSTAT_NAME];
 };
 
 /*
@@ -73,5 +81,11 @@ struct gi_port_stats {
 	bool link_up;
 };
 int gi_port_stats(const struct gi_port *p, struct gi_port_stats *out);
+
+/*
+ * The values of p->xstat_names[] into values[p->n_xstats] (rte_eth_xstats_get_by_id
+ * with the ids resolved at setup).  Stats thread.  0, or -errno with values zeroed.
+ */
+int gi_port_xstats(const struct gi_port *p, uint64_t *values);
 
 #endif /* GI_PORT_H */

@@ -22,6 +22,7 @@ int gi_rxq_init(struct gi_rxq *q, uint16_t port_id, uint16_t port_index, uint16_
 	q->queue = queue;
 	q->ring = ring;
 	q->max_pkts = ring->max_pkts;
+	q->batch_max = ring->max_pkts;
 	q->timeout_tsc = (uint64_t)timeout_us * rte_get_tsc_hz() / 1000000u;
 	q->exec_delta = exec_delta;
 	q->shadow = calloc((size_t)ring->size * ring->max_pkts, sizeof(*q->shadow));
@@ -32,6 +33,15 @@ void gi_rxq_fini(struct gi_rxq *q)
 {
 	free(q->shadow);
 	q->shadow = NULL;
+}
+
+int gi_rxq_set_batch(struct gi_rxq *q, uint32_t max_packets, uint32_t timeout_us)
+{
+	if (max_packets == 0 || max_packets > q->max_pkts)
+		return -ERANGE;
+	__atomic_store_n(&q->batch_max, max_packets, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->timeout_tsc, (uint64_t)timeout_us * rte_get_tsc_hz() / 1000000u, __ATOMIC_RELAXED);
+	return 0;
 }
 
 static inline struct rte_mbuf **shadow_of(struct gi_rxq *q, uint64_t idx)
@@ -72,6 +82,10 @@ static inline void rxq_publish(struct gi_rxq *q)
 static inline void rxq_append(struct gi_rxq *q, struct rte_mbuf **pkts, uint16_t n, uint64_t now_tsc)
 {
 	uint16_t i = 0;
+	uint32_t limit = __atomic_load_n(&q->batch_max, __ATOMIC_RELAXED); /* live reload */
+
+	if (q->open_n >= limit && q->open_n) /* the limit shrank under an open batch */
+		rxq_publish(q);
 
 	while (i < n) {
 		if (q->open_n == 0) {
@@ -90,7 +104,7 @@ static inline void rxq_append(struct gi_rxq *q, struct rte_mbuf **pkts, uint16_t
 		uint64_t *addr = gi_slot_addr(s);
 		uint32_t *len = gi_slot_len(s, q->max_pkts);
 		struct rte_mbuf **sh = shadow_of(q, q->head);
-		uint32_t take = GI_MIN((uint32_t)(n - i), q->max_pkts - q->open_n);
+		uint32_t take = GI_MIN((uint32_t)(n - i), limit - q->open_n);
 
 		if (q->ring->split) { /* once per burst, not per packet */
 			uint64_t *addr1 = gi_slot_addr1(s, q->max_pkts);
@@ -108,7 +122,7 @@ static inline void rxq_append(struct gi_rxq *q, struct rte_mbuf **pkts, uint16_t
 		}
 		q->open_n += take;
 		i = (uint16_t)(i + take);
-		if (q->open_n == q->max_pkts)
+		if (q->open_n >= limit)
 			rxq_publish(q);
 	}
 }
@@ -129,16 +143,14 @@ static inline uint16_t rxq_poll(struct gi_rxq *q)
 		GI_COUNTER_ADD(&q->st.rx_packets, n);
 		rxq_append(q, pkts, n, now);
 	}
-	if (q->open_n && now - q->open_tsc >= q->timeout_tsc)
+	if (q->open_n && now - q->open_tsc >= __atomic_load_n(&q->timeout_tsc, __ATOMIC_RELAXED))
 		rxq_publish(q);
 	return n;
 }
 
 /* At quit: publish what is open, wait (bounded) for the executor, free all. */
-static void rxq_drain(struct gi_rxq *q, uint64_t timeout_ns)
+static void rxq_drain(struct gi_rxq *q, uint64_t deadline)
 {
-	uint64_t deadline = gi_now_ns() + timeout_ns;
-
 	if (q->open_n)
 		rxq_publish(q);
 	while (GI_LOAD_ACQUIRE_U64(&q->ring->tail) < q->head && gi_now_ns() < deadline)
@@ -156,12 +168,8 @@ int gi_rx_lcore_main(void *arg)
 {
 	struct gi_rx_lcore *lc = arg;
 	struct gi_idle idle;
-	uint64_t min_timeout_ns = UINT64_MAX;
+	uint64_t tsc_hz = rte_get_tsc_hz();
 
-	for (uint32_t i = 0; i < lc->n_queues; i++) {
-		uint64_t t = lc->queues[i]->timeout_tsc * 1000000000ull / rte_get_tsc_hz();
-		min_timeout_ns = GI_MIN(min_timeout_ns, t);
-	}
 	gi_idle_init(&idle, lc->idle);
 
 	while (!*lc->quit) {
@@ -176,11 +184,17 @@ int gi_rx_lcore_main(void *arg)
 			gi_idle_work(&idle);
 		} else {
 			GI_COUNTER_ADD(&lc->idle_polls, 1);
-			/* an open batch must still meet its deadline: sleep at most half of it */
-			gi_idle_empty(&idle, open ? min_timeout_ns / 2 : UINT64_MAX);
+			/* an open batch must still meet its deadline: sleep at most half of
+			 * the shortest (read here, on the idle path: reload may change it) */
+			uint64_t min_tsc = UINT64_MAX;
+			for (uint32_t i = 0; open && i < lc->n_queues; i++)
+				min_tsc = GI_MIN(min_tsc, __atomic_load_n(&lc->queues[i]->timeout_tsc, __ATOMIC_RELAXED));
+			gi_idle_empty(&idle, open ? min_tsc * 1000000000ull / tsc_hz / 2 : UINT64_MAX);
 		}
 	}
+	/* one deadline for all of this lcore's queues: shutdown stays bounded by drain_timeout_ns */
+	uint64_t deadline = gi_now_ns() + lc->drain_timeout_ns;
 	for (uint32_t i = 0; i < lc->n_queues; i++)
-		rxq_drain(lc->queues[i], lc->drain_timeout_ns);
+		rxq_drain(lc->queues[i], deadline);
 	return 0;
 }

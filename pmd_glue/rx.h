@@ -38,8 +38,15 @@ struct gi_rxq {
 	uint16_t port_id;        /* DPDK port id */
 	uint16_t port_index;     /* daemon port index, what the executor sees */
 	uint16_t queue;
-	uint32_t max_pkts;       /* batch.max_packets */
-	uint64_t timeout_tsc;    /* batch.timeout_us in TSC cycles */
+	uint32_t max_pkts;       /* slot capacity (ring->max_pkts): the shadow array's stride, fixed */
+	/*
+	 * batch.max_packets (<= max_pkts) and batch.timeout_us in TSC cycles:
+	 * live, written by the main thread (gi_rxq_set_batch) with relaxed
+	 * stores, read by the lcore once per burst.  A batch already open keeps
+	 * the packets it has; the new values decide when it is published.
+	 */
+	uint32_t batch_max;
+	uint64_t timeout_tsc;
 	int64_t exec_delta;      /* CPU address → executor address (the header pool's with split) */
 	int64_t exec_delta1;     /* split rings: the payload pool's; set after gi_rxq_init() */
 	struct gi_batch_ring *ring;
@@ -82,6 +89,13 @@ struct gi_rx_lcore {
 int gi_rxq_init(struct gi_rxq *q, uint16_t port_id, uint16_t port_index, uint16_t queue,
 		struct gi_batch_ring *ring, uint32_t timeout_us, int64_t exec_delta);
 void gi_rxq_fini(struct gi_rxq *q);
+
+/*
+ * Live reload: change the queue's batch limits while its lcore runs.
+ * 0, or -ERANGE when max_packets is 0 or above the ring's slot capacity
+ * (fixed when the ring was made: a larger batch needs a restart).  Main thread.
+ */
+int gi_rxq_set_batch(struct gi_rxq *q, uint32_t max_packets, uint32_t timeout_us);
 
 /* rte_eal_remote_launch() entry; arg is a struct gi_rx_lcore. */
 int gi_rx_lcore_main(void *arg);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # metrics.sh — the metrics page of a running daemon through the unix socket
-# and the TCP listener: same families on both, values equal to the final
+# and the TCP listener: same families on both (ports[].xstats and the
+# executor busy ratio included), values equal to the final
 # counters, `promtool check metrics` clean, 404 / 405 for the rest, socket
 # mode 0660, and a garbage request does not hurt the next scrape.
 source "$(dirname "$0")/lib.sh"
@@ -13,6 +14,7 @@ export GI_LISTEN="127.0.0.1:$PORT"
 "$SIM" --port "pcap:$T/cap.pcap" --streams 2 --frames 30 --packets-per-frame 8 --payload 256 --seed 5 \
   --loss 0.02 --malformed 0.05 >"$T/sim.json" 2>/dev/null
 write_config "$T/m.yaml" "net_pcap0,rx_pcap=$T/cap.pcap" s0:5000:8:256 s1:5001:8:256
+sed -i 's|    rx_queues:|    xstats: [rx_good_packets]\n    rx_queues:|' "$T/m.yaml"
 start_daemon "$T/m.yaml"
 wait_delivered "$(sim_sent)"
 sleep 0.3 # the executor finishes the last batch
@@ -27,11 +29,16 @@ for fam in up build_info port_rx_packets_total queue_rx_packets_total batches_pu
   batches_completed_total dropped_packets_total stream_packets_total stream_bytes_total \
   stream_lost_packets_total stream_duplicate_packets_total stream_late_packets_total \
   stream_reordered_packets_total stream_frames_total batch_latency_seconds frame_latency_seconds \
-  ring_occupancy config_reloads_total lcore_polls_total; do
+  ring_occupancy config_reloads_total lcore_polls_total executor_busy_seconds_total executor_busy_ratio \
+  port_xstats_total; do
   grep -q "^# TYPE gpuingest_$fam " "$T/unix.txt" || fail "family gpuingest_$fam missing"
   grep -q "^# TYPE gpuingest_$fam " "$T/tcp.txt" || fail "family gpuingest_$fam missing on TCP"
 done
 grep -q '^gpuingest_up 1$' "$T/unix.txt" || fail "gpuingest_up is not 1"
+awk '/^gpuingest_executor_busy_ratio / {exit !($2 >= 0 && $2 <= 1)}' "$T/unix.txt" ||
+  fail "gpuingest_executor_busy_ratio outside 0..1"
+grep -q '^gpuingest_port_xstats_total{port="p0",name="rx_good_packets"} [1-9]' "$T/unix.txt" ||
+  fail "ports[].xstats rx_good_packets not exported"
 grep -q 'gpuingest_build_info{.*backend="host"' "$T/unix.txt" || fail "build_info lacks backend=host"
 
 code() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@"; }

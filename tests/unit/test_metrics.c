@@ -20,9 +20,11 @@
 #define ODD_NAME "cam\"0\\x\nz"           /* as configured */
 #define ODD_ESCAPED "cam\\\"0\\\\x\\nz"   /* as it must appear in a label */
 
+static const char *const xstat_names[2] = { "rx_discards_phy", "rx_out_of_buffer" };
+static const uint64_t xstat_values[2] = { 42, 7 };
 static struct gi_metrics_port ports[2] = {
-	{ "sensor0", 1000, 64000, 3, 4, 5 },
-	{ "sensor1", 2000, 128000, 0, 0, 1 },
+	{ "sensor0", 1000, 64000, 3, 4, 5, 2, xstat_names, xstat_values },
+	{ "sensor1", 2000, 128000, 0, 0, 1, 0, NULL, NULL },
 };
 static struct gi_metrics_queue queues[2] = {
 	{ .port = "sensor0", .queue = 0, .lcore = 2, .rx_packets = 600, .batches_published = 60,
@@ -66,6 +68,7 @@ static void fill_snapshot(struct gi_metrics_snapshot *s, const char *second_stre
 	s->streams = streams;
 	s->batches_completed = 99;
 	s->executor_busy_ns = 1500000000ull;
+	s->executor_busy_ratio = 0.25;
 	s->drops[GI_DROP_RING_FULL] = 17;
 	s->drops[GI_DROP_MALFORMED_MAGIC] = 1;
 	for (int i = 0; i < 5; i++)
@@ -125,6 +128,11 @@ static void test_sample_lines(void **state)
 		"gpuingest_lcore_polls_total{lcore=\"3\",result=\"busy\"} 444",
 		"gpuingest_batches_completed_total 99",
 		"gpuingest_executor_busy_seconds_total 1.5",
+		"# TYPE gpuingest_executor_busy_ratio gauge",
+		"gpuingest_executor_busy_ratio 0.25",
+		"# TYPE gpuingest_port_xstats_total counter",
+		"gpuingest_port_xstats_total{port=\"sensor0\",name=\"rx_discards_phy\"} 42",
+		"gpuingest_port_xstats_total{port=\"sensor0\",name=\"rx_out_of_buffer\"} 7",
 		"gpuingest_dropped_packets_total{reason=\"ring_full\"} 17",
 		"gpuingest_dropped_packets_total{reason=\"malformed_magic\"} 1",
 		"gpuingest_dropped_packets_total{reason=\"malformed_geometry\"} 0",
@@ -155,6 +163,7 @@ static void test_sample_lines(void **state)
 	};
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
 		assert_line(t, lines[i]);
+	assert_null(strstr(t, "gpuingest_port_xstats_total{port=\"sensor1\"")); /* no xstats configured */
 	free(t);
 }
 
@@ -238,7 +247,7 @@ static void test_families_whole(void **state)
 				fail_msg("sample outside its family %s: %s", family, line);
 		}
 	}
-	assert_int_equal(n_seen, 27);
+	assert_int_equal(n_seen, 29);
 	free(t);
 }
 
