@@ -3,7 +3,10 @@
 # run the demo or the test suite.
 #
 #   sudo ./setup.sh --demo    install + build + run the built-in demo (~20 s)
-#   sudo ./setup.sh --test    install + build + run the whole test suite
+#   sudo ./setup.sh --test    install + build + run the whole test suite, then
+#                             again under ASan+UBSan (build-asan/), then every
+#                             fuzzer for FUZZ_SECONDS (default 30) each (build-fuzz/)
+#   sudo ./setup.sh --test --long   the same, fuzzers 600 s each
 #   sudo ./setup.sh           install + build only
 #
 # Idempotent: packages already present are not reinstalled, an existing
@@ -13,12 +16,14 @@ set -euo pipefail
 cd "$(dirname "$0")"
 BUILD_DIR=${BUILD_DIR:-build}
 mode=${1:-build}
+long=${2:-}
 
 PACKAGES=(
   build-essential pkg-config meson ninja-build
   libdpdk-dev dpdk-dev
   libyaml-dev libsystemd-dev libmicrohttpd-dev libcmocka-dev
   python3 python3-scapy tshark prometheus
+  clang libclang-rt-14-dev
   iproute2 valgrind curl procps
 )
 
@@ -26,7 +31,7 @@ die() { echo "setup.sh: $*" >&2; exit 1; }
 
 case "$mode" in
   --demo|--test|build|--build) ;;
-  -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
   *) die "unknown option '$mode' (use --demo, --test or nothing)" ;;
 esac
 
@@ -69,12 +74,57 @@ ninja -C "$BUILD_DIR"
 case "$mode" in
   --demo) exec $SUDO tools/gpuingest-demo "$BUILD_DIR" ;;
   --test)
+    case "$long" in
+      "") fuzz_seconds=${FUZZ_SECONDS:-30} ;;
+      --long) fuzz_seconds=${FUZZ_SECONDS:-600} ;;
+      *) die "unknown option '$long' after --test (use --long or nothing)" ;;
+    esac
     rc=0
     $SUDO meson test -C "$BUILD_DIR" --print-errorlogs || rc=$?
-    # one plain closing line, whatever the runner printed above
-    python3 - "$BUILD_DIR/meson-logs/testlog.json" <<'PY' || true
+    logs=("$BUILD_DIR/meson-logs/testlog.json")
+
+    # The same suites under ASan+UBSan (clang; tests/meson.build makes UBSan
+    # findings fatal).  CUDA off: nvcc objects are not instrumented.
+    if [ ! -f build-asan/build.ninja ]; then
+      CC=clang meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dcuda=disabled >/dev/null
+    fi
+    ninja -C build-asan
+    $SUDO meson test -C build-asan --print-errorlogs || rc=$?
+    logs+=("build-asan/meson-logs/testlog.json")
+
+    # Every fuzzer for a bounded time from its checked-in corpus; new inputs
+    # go to build-fuzz/fuzz-<target>/, crashes there too (copy them into
+    # tests/fuzz/crashes/<target>/ once fixed, so the suite replays them).
+    if [ ! -f build-fuzz/build.ninja ]; then
+      CC=clang meson setup build-fuzz -Dfuzz=enabled -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dcuda=disabled -Dintegration=disabled >/dev/null
+    fi
+    fuzz_targets=$(sed -n "s/^  '\([a-z0-9_]*\)': \[.*/\1/p" tests/fuzz/meson.build)
+    ninja -C build-fuzz $(printf 'tests/fuzz/fuzz_%s ' $fuzz_targets)
+    : > build-fuzz/fuzz-results.json
+    for t in $fuzz_targets; do
+      work=build-fuzz/fuzz-$t
+      rm -rf "$work"; mkdir -p "$work/corpus"
+      dict=(); [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
+      echo "setup.sh: fuzz_$t for ${fuzz_seconds} s"
+      result=OK
+      build-fuzz/tests/fuzz/fuzz_"$t" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 "${dict[@]}" -artifact_prefix="$work/" "$work/corpus" "tests/fuzz/corpus/$t" \
+        >"$work/log" 2>&1 || result=FAIL
+      grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec)' "$work/log" | sed 's/^/  /' || true
+      if [ "$result" = FAIL ]; then
+        rc=1
+        echo "setup.sh: fuzz_$t FAILED: see $work/log; the input is $(ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* 2>/dev/null | head -1)"
+        grep -m1 -A20 -E '^==[0-9]+==ERROR|runtime error|invariant failed' "$work/log" | sed 's/^/  /' || true
+      fi
+      echo "{\"name\": \"fuzz_$t\", \"result\": \"$result\"}" >> build-fuzz/fuzz-results.json
+    done
+    logs+=("build-fuzz/fuzz-results.json")
+
+    # one plain closing line over all of it, whatever the runners printed above
+    python3 - "${logs[@]}" <<'PY' || true
 import json, sys
-r = [json.loads(l)["result"] for l in open(sys.argv[1]) if l.strip()]
+r = [json.loads(l)["result"] for f in sys.argv[1:] for l in open(f) if l.strip()]
 ok = sum(x in ("OK", "EXPECTEDFAIL") for x in r)
 skip = sum(x == "SKIP" for x in r)
 print(f"{ok} passed, {len(r) - ok - skip} failed, {skip} skipped")

@@ -23,6 +23,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "config.h"
@@ -1498,16 +1499,21 @@ out_parser:
 	return c.n_errors ? -EINVAL : 0;
 }
 
-static int read_file(const char *path, char **out, size_t *len)
+/* *mode: the opened file's st_mode, 0 when fstat failed */
+static int read_file(const char *path, char **out, size_t *len, mode_t *mode)
 {
 	size_t cap = 0, n;
 	char *buf = NULL, *grown;
 	FILE *f = fopen(path, "r");
+	struct stat st;
 	int ret = 0;
 
 	*len = 0;
+	*mode = 0;
 	if (!f)
 		return -errno;
+	if (fstat(fileno(f), &st) == 0)
+		*mode = st.st_mode;
 	do {
 		if (*len == cap) {
 			cap = cap ? cap * 2 : 16384;
@@ -1535,11 +1541,28 @@ int gi_config_load(const char *path, struct gi_config *cfg, FILE *errf, unsigned
 {
 	char *buf = NULL;
 	size_t len;
+	mode_t mode;
 	int ret;
 
 	memset(cfg, 0, sizeof(*cfg));
 	errno = 0;
-	ret = read_file(path, &buf, &len);
+	ret = read_file(path, &buf, &len, &mode);
+	/* whoever may write the config decides which memory and devices the
+	 * daemon (root, or a user with CAP_IPC_LOCK/CAP_NET_RAW) uses; pipes
+	 * and /dev/stdin are the caller's own business */
+	if (!ret && S_ISREG(mode) && (mode & S_IWOTH)) {
+		free(buf);
+		if (errf)
+			fprintf(errf, "%s: writable by others (mode %04o); refusing it: chmod o-w %s\n", path,
+				(unsigned)(mode & 07777), path);
+		if (n_errors)
+			*n_errors = 1;
+		return -EPERM;
+	}
+	/* group-writable: common under umask 002 checkouts; the group is trusted, say so once */
+	if (!ret && S_ISREG(mode) && (mode & S_IWGRP) && errf)
+		fprintf(errf, "%s: warning: writable by its group (mode %04o); chmod g-w %s if the group is not trusted\n",
+			path, (unsigned)(mode & 07777), path);
 	if (ret) {
 		if (errf)
 			fprintf(errf, "cannot read config %s: %s\n", path, strerror(-ret));

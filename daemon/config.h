@@ -184,7 +184,10 @@ struct gi_config {
  * Load and validate `path` into `cfg` (zeroed and filled with defaults
  * first).  Every error is written as one line to `errf` (may be NULL).
  * Returns 0, or -EINVAL with the number of errors in *n_errors, or -errno
- * if the file cannot be read.  Call gi_config_free() in every case.
+ * if the file cannot be read, or -EPERM for a regular file that others may
+ * write (one line says which mode and how to fix it; a group-writable file
+ * only gets a warning line).
+ * Call gi_config_free() in every case.
  */
 int gi_config_load(const char *path, struct gi_config *cfg, FILE *errf, unsigned *n_errors);
 

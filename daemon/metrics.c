@@ -352,6 +352,20 @@ int gi_metrics_render(const struct gi_metrics_snapshot *s, struct gi_buf *out)
 	per_queue(&w, s, "ring_slots", "gauge", "Size of the batch ring in slots.",
 		  queue_ring_slots);
 
+	mw_family(&w, "mempool_in_use", "gauge",
+		  "mbufs taken from the pool and not yet returned (rx queues, batches in flight).");
+	for (uint32_t i = 0; i < s->n_pools; i++) {
+		mw_begin(&w, "mempool_in_use", NULL);
+		mw_label(&w, "pool", s->pools[i].name);
+		mw_end_u64(&w, s->pools[i].in_use);
+	}
+	mw_family(&w, "mempool_size", "gauge", "mbufs in the pool.");
+	for (uint32_t i = 0; i < s->n_pools; i++) {
+		mw_begin(&w, "mempool_size", NULL);
+		mw_label(&w, "pool", s->pools[i].name);
+		mw_end_u64(&w, s->pools[i].size);
+	}
+
 	mw_family(&w, "lcore_polls_total", "counter",
 		  "rx burst calls by lcore; idle ones returned no packet.");
 	for (uint32_t i = 0; i < s->n_lcores; i++) {

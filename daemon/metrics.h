@@ -40,6 +40,13 @@ struct gi_metrics_queue {
 	uint32_t ring_slots;
 };
 
+/* an mbuf pool: in_use returns to its idle value once traffic stops (leak check) */
+struct gi_metrics_pool {
+	const char *name;
+	uint64_t in_use;  /* mbufs allocated (not in the pool or a per-lcore cache) */
+	uint64_t size;    /* mbufs in the pool */
+};
+
 struct gi_metrics_lcore {
 	uint32_t lcore;
 	uint64_t idle_polls;   /* rx_burst calls that returned nothing */
@@ -64,6 +71,8 @@ struct gi_metrics_snapshot {
 	const struct gi_metrics_queue *queues;
 	uint32_t n_lcores;
 	const struct gi_metrics_lcore *lcores;
+	uint32_t n_pools;
+	const struct gi_metrics_pool *pools;
 	uint32_t n_streams;
 	const struct gi_metrics_stream *streams;
 	uint64_t batches_completed;

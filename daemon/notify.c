@@ -204,6 +204,33 @@ void gi_watchdog_init(struct gi_watchdog *w, const struct gi_daemon *d, uint64_t
 			gi_log(GI_LOG_WARNING, "test hook GI_TEST_STALL_EXECUTOR_AFTER_MS=%llu: the executor will hang", ms);
 		}
 	}
+
+	/*
+	 * TEST HOOK, not a configuration key: GI_TEST_PAUSE_EXECUTOR_MS=START:DURATION
+	 * pauses the executor START ms after READY and resumes it DURATION ms
+	 * later (GI_EXEC_PAUSE, then GI_EXEC_RUN): a stall the daemon must
+	 * recover from.  tests/integration/exec_stall.sh uses it to prove that
+	 * the rings fill, ring_full drops are counted, the watchdog pings stop
+	 * and come back, and no mbuf leaks.  Honoured only when set; never set
+	 * it in production.
+	 */
+	const char *pause = getenv("GI_TEST_PAUSE_EXECUTOR_MS");
+	if (pause && pause[0]) {
+		char *end, *end2;
+		unsigned long long start = strtoull(pause, &end, 10), len = 0;
+		if (*end == ':')
+			len = strtoull(end + 1, &end2, 10);
+		if (*end == ':' && end2 != end + 1 && *end2 == '\0' && len > 0) {
+			w->pause_at_ns = now_ns + start * 1000000ull + 1;
+			w->resume_at_ns = w->pause_at_ns + len * 1000000ull;
+			gi_log(GI_LOG_WARNING,
+			       "test hook GI_TEST_PAUSE_EXECUTOR_MS=%llu:%llu: the executor will pause for %llu ms", start,
+			       len, len);
+		} else {
+			gi_log(GI_LOG_WARNING, "test hook GI_TEST_PAUSE_EXECUTOR_MS=%s ignored (want START_MS:DURATION_MS)",
+			       pause);
+		}
+	}
 }
 
 int gi_watchdog_poll(struct gi_watchdog *w, const struct gi_daemon *d, uint64_t now_ns)
@@ -215,6 +242,17 @@ int gi_watchdog_poll(struct gi_watchdog *w, const struct gi_daemon *d, uint64_t 
 		gi_executor_set_paused(d->exec, GI_EXEC_HANG);
 		gi_notify_status("test hook: executor %s hung", d->backend); /* the test's time reference */
 		w->stall_at_ns = 0;
+	}
+	if (w->pause_at_ns && now_ns >= w->pause_at_ns && d->exec) {
+		gi_log(GI_LOG_WARNING, "test hook: pausing executor %s now", d->backend);
+		gi_executor_set_paused(d->exec, GI_EXEC_PAUSE);
+		gi_notify_status("test hook: executor %s paused", d->backend);
+		w->pause_at_ns = 0;
+	} else if (w->resume_at_ns && !w->pause_at_ns && now_ns >= w->resume_at_ns && d->exec) {
+		gi_log(GI_LOG_WARNING, "test hook: resuming executor %s now", d->backend);
+		gi_executor_set_paused(d->exec, GI_EXEC_RUN);
+		gi_notify_status("test hook: executor %s resumed", d->backend);
+		w->resume_at_ns = 0;
 	}
 	if (now_ns < w->next_ns)
 		return 0;

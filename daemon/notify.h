@@ -71,6 +71,9 @@ struct gi_watchdog {
 	uint64_t last[GI_WATCHDOG_MAX_WORDS];
 	/* Test hook: GI_TEST_STALL_EXECUTOR_AFTER_MS (see notify.c) */
 	uint64_t stall_at_ns;   /* 0: hook not set */
+	/* Test hook: GI_TEST_PAUSE_EXECUTOR_MS=START:DURATION (see notify.c) */
+	uint64_t pause_at_ns;   /* 0: not set or already paused */
+	uint64_t resume_at_ns;  /* 0: not set or already resumed */
 };
 
 /*

@@ -131,6 +131,18 @@ static int snapshot_locked(const struct gi_daemon *d, struct gi_stats_snap *st)
 	s->n_queues = d->n_rxq;
 	s->queues = st->queues;
 
+	/* rte_mempool_in_use_count() counts per-lcore caches as free: approximate
+	 * while the rx lcore runs, exact once it is idle, which is what leak
+	 * checks compare */
+	for (uint32_t i = 0; i < d->n_pools; i++)
+		st->pools[i] = (struct gi_metrics_pool){
+			.name = d->pools[i].name,
+			.in_use = gi_pool_in_use(&d->pools[i]),
+			.size = d->pools[i].n_mbufs,
+		};
+	s->n_pools = d->n_pools;
+	s->pools = st->pools;
+
 	for (uint32_t k = 0; k < d->n_lcores; k++) {
 		st->lcores[k] = (struct gi_metrics_lcore){
 			.lcore = d->lcores[k].lcore,

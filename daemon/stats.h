@@ -16,6 +16,7 @@
 struct gi_stats_snap {
 	struct gi_metrics_snapshot s;
 	struct gi_metrics_port ports[GI_MAX_PORTS];
+	struct gi_metrics_pool pools[GI_MAX_POOLS];
 	const char *xstat_names[GI_MAX_PORTS][GI_PORT_MAX_XSTATS];
 	uint64_t xstat_values[GI_MAX_PORTS][GI_PORT_MAX_XSTATS];
 	struct gi_metrics_queue *queues;

@@ -92,6 +92,7 @@ GI_HD static inline int gi_fmt_custom_parse(const struct gi_format_params *fp, c
 					    struct gi_pkt_info *pi)
 {
 	const struct gi_fmt_custom_params *cp = (const struct gi_fmt_custom_params *)fp->fmt;
+	gi_pkt_info_clear(pi);
 
 	if (len < cp->header_bytes || hdr_avail < cp->header_bytes)
 		return GI_DROP_MALFORMED_TRUNCATED; /* short, or the header is not in the header segment */

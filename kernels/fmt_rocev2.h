@@ -285,6 +285,7 @@ GI_HD static inline int gi_fmt_rocev2_parse(const struct gi_format_params *fp, c
 					    uint32_t payload_bytes, struct gi_pkt_info *pi)
 {
 	const struct gi_fmt_rocev2_params r = gi_fmt_rocev2(fp), *rp = &r;
+	gi_pkt_info_clear(pi);
 	const uint8_t *u = pkt + l4->payload_off;
 	uint32_t ulen = l4->payload_len;
 	uint32_t avail = hdr_len > l4->payload_off ? hdr_len - l4->payload_off : 0;

@@ -144,6 +144,7 @@ GI_HD static inline int gi_fmt_vita49_parse(const struct gi_format_params *fp, c
 					    uint32_t hdr_avail, struct gi_pkt_info *pi)
 {
 	struct gi_fmt_vita49_params vp = gi_vita49_params(fp);
+	gi_pkt_info_clear(pi);
 
 	if (len < 4)
 		return GI_DROP_MALFORMED_TRUNCATED;

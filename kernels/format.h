@@ -70,6 +70,14 @@ struct gi_pkt_info {
 	uint8_t pad;
 };
 
+/* Every parser starts here: no field is left undefined on any path. */
+GI_HD static inline void gi_pkt_info_clear(struct gi_pkt_info *pi)
+{
+	pi->seq = pi->frame = pi->byte_off = pi->timestamp = 0;
+	pi->pkt_index = pi->payload_off = pi->payload_len = pi->sensor_id = 0;
+	pi->has_frame = pi->has_offset = pi->closes_frame = pi->pad = 0;
+}
+
 /*
  * Per-stream format parameters, fixed while the stream exists.  seq_bits and
  * frame_bits say how wide the sender's counters are (4, 16, 24, 32, 64), so
@@ -105,7 +113,9 @@ static inline void gi_format_params_init(struct gi_format_params *fp, enum gi_fo
 
 /*
  * Sign-extended distance from `ref` (a 64-bit extended value) to `v` (a
- * bits-wide counter): how far ahead (or, negative, behind) v is.
+ * bits-wide counter): how far ahead (or, negative, behind) v is.  The sign
+ * is extended in unsigned arithmetic: `d - mod` in int64_t overflows for a
+ * 63-bit counter (a custom field's mask can make one).
  */
 GI_HD static inline int64_t gi_extend_delta(uint64_t ref, uint64_t v, uint32_t bits)
 {
@@ -113,7 +123,7 @@ GI_HD static inline int64_t gi_extend_delta(uint64_t ref, uint64_t v, uint32_t b
 		return (int64_t)(v - ref);
 	uint64_t mod = 1ull << bits;
 	uint64_t d = (v - ref) & (mod - 1);
-	return d & (mod >> 1) ? (int64_t)d - (int64_t)mod : (int64_t)d;
+	return (int64_t)(d & (mod >> 1) ? d | ~(mod - 1) : d);
 }
 
 /* ---- udp_seq (udp_seq.h) as a format ------------------------------------ */
@@ -124,6 +134,7 @@ GI_HD static inline int gi_fmt_udp_seq_parse(const struct gi_format_params *fp, 
 					     struct gi_pkt_info *pi)
 {
 	struct gi_udp_seq h;
+	gi_pkt_info_clear(pi);
 	(void)fp;
 	if (hdr_avail < GI_UDP_SEQ_HDR_LEN && len >= GI_UDP_SEQ_HDR_LEN)
 		return GI_DROP_MALFORMED_TRUNCATED; /* the sensor header is not in the header segment */

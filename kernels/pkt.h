@@ -86,6 +86,11 @@ GI_HD static inline enum gi_l4_status gi_parse_l4(const uint8_t *p, uint32_t len
 	uint32_t off = 12;
 	uint16_t et;
 
+	/* every field defined on every path: callers may read it after an error */
+	out->src_ip = out->dst_ip = 0;
+	out->src_port = out->dst_port = 0;
+	out->l4_off = out->l3_off = 0;
+	out->payload_off = out->payload_len = 0;
 	out->vlan = 0xffff;
 	if (hdr_len > len)
 		hdr_len = len;

@@ -394,9 +394,28 @@ GI_HD static inline void gi_stream_resync(struct gi_stream_rt *st, uint64_t now)
 }
 
 /*
+ * Ring frame numbers stay below this: far above any honest sender's count
+ * (2^62 frames at a million frames a second: 146,000 years), far enough
+ * below 2^64 that frame + window arithmetic never wraps, so they only grow.
+ * A 64-bit sender frame counter that starts above it numbers the ring from
+ * 0; packets of ring frames beyond it count as late.  Only a hostile or
+ * broken sender gets near it.
+ */
+#define GI_RING_FRAME_LIMIT (1ull << 62)
+
+/* |v| as unsigned: exact for INT64_MIN too, whose negation overflows. */
+GI_HD static inline uint64_t gi_abs_u64(int64_t v)
+{
+	return v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+}
+
+/*
  * Where packet `pi` goes: the ring frame number and the packet's index in
  * it.  Returns 0, or 1 when the packet is late (its frame is final), or 2
  * when the stream was resynchronised and this packet starts the new epoch.
+ * Distances are 64-bit and wrap like the counters they come from (a
+ * hostile sender of a 64-bit counter reaches any of them): the arithmetic
+ * is unsigned where a signed form could overflow.
  */
 GI_HD static inline int gi_stream_locate(struct gi_stream_rt *st, const struct gi_pkt_info *pi, uint64_t now,
 					 uint64_t *frame, uint32_t *index)
@@ -409,14 +428,14 @@ GI_HD static inline int gi_stream_locate(struct gi_stream_rt *st, const struct g
 		uint64_t limit = fp->resync_frames * (pi->has_frame ? 1 : st->packets);
 		if (pi->has_frame)
 			jump = gi_extend_delta(st->raw_max, pi->frame, fp->frame_bits);
-		if (limit && (uint64_t)(jump < 0 ? -jump : jump) > limit)
+		if (limit && gi_abs_u64(jump) > limit)
 			gi_stream_resync(st, now);
 	}
 	if (!st->started) {
 		/* a new epoch.  The first one numbers ring frames as the sender does;
 		 * after a restart they continue above everything used so far. */
 		if (st->epochs++ == 0)
-			st->frame_base = pi->has_frame ? pi->frame : 0;
+			st->frame_base = pi->has_frame && pi->frame < GI_RING_FRAME_LIMIT ? pi->frame : 0;
 		st->raw_origin = st->raw_max = pi->frame;
 		gi_stream_start(st, st->frame_base, pi->seq); /* the first packet starts frame frame_base */
 	}
@@ -429,19 +448,28 @@ GI_HD static inline int gi_stream_locate(struct gi_stream_rt *st, const struct g
 	int64_t rel;
 	if (pi->has_frame) {
 		int64_t fd = gi_extend_delta(st->raw_max, pi->frame, fp->frame_bits);
-		rel = (int64_t)(st->raw_max - st->raw_origin) + fd;
+		rel = (int64_t)(st->raw_max - st->raw_origin + (uint64_t)fd);
 		*index = pi->has_offset ? (uint32_t)(pi->byte_off / st->payload_bytes) : pi->pkt_index;
 		if (fd > 0)
 			st->raw_max += (uint64_t)fd;
 	} else {
+		/* floor division of the signed distance n by packets */
 		int64_t n = (int64_t)(seq_ext - st->seq_origin);
-		int64_t p = (int64_t)st->packets;
-		rel = n >= 0 ? n / p : -((-n + p - 1) / p); /* floor division */
-		*index = (uint32_t)(n - rel * p);
+		uint64_t p = st->packets, m = gi_abs_u64(n);
+		if (n >= 0) {
+			rel = (int64_t)(m / p);
+			*index = (uint32_t)(m % p);
+		} else {
+			uint64_t q = m / p + (m % p != 0); /* ceil(|n| / p) <= 2^63 */
+			rel = (int64_t)(0 - q);
+			*index = (uint32_t)(q * p - m);
+		}
 	}
-	if (rel < 0 && (uint64_t)(-rel) > st->frame_base)
+	if (rel < 0 && gi_abs_u64(rel) > st->frame_base)
 		return 1; /* below ring frame 0 */
-	*frame = st->frame_base + (uint64_t)rel;
+	*frame = st->frame_base + (uint64_t)rel; /* frame_base < 2^62 + window + 1, rel < 2^63: no wrap */
+	if (*frame >= GI_RING_FRAME_LIMIT)
+		return 1;
 	if (*frame < st->next_pub)
 		return 1;
 	if (sd < 0)

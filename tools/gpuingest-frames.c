@@ -469,9 +469,11 @@ static bool consume(struct ring *r, const struct opts *o, struct tally *t, doubl
 	for (;;) {
 		uint64_t next = GI_LOAD_ACQUIRE_U64(&h->next_frame);
 
+		/* checked per frame, not only when caught up: a consumer that is
+		 * behind (--slow-us) must still stop on time and on SIGINT */
+		if (stop_requested || (t_end > 0 && now_s() >= t_end))
+			return false;
 		if (f >= next) {
-			if (stop_requested || (t_end > 0 && now_s() >= t_end))
-				return false;
 			if (__atomic_load_n(&h->closed, __ATOMIC_ACQUIRE)) {
 				/* closed is set after the final flush: next_frame is final now */
 				if (f >= GI_LOAD_ACQUIRE_U64(&h->next_frame))

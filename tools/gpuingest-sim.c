@@ -748,8 +748,10 @@ int main(int argc, char **argv)
 	if (sim.fatal)
 		fprintf(stderr, "gpuingest-sim: stopped early: %s\n", sim.fatal_msg);
 	gi_sim_port_close(&sim);
-	for (uint32_t i = 0; i < c->streams; i++)
+	for (uint32_t i = 0; i < c->streams; i++) {
 		free(sim.streams[i].held);
+		free((void *)sim.streams[i].custom); /* gi_sim_custom_stream()'s, owned by the stream */
+	}
 	free(sim.streams);
 	return sim.fatal ? sim.fatal : 0;
 }

@@ -37,7 +37,7 @@ static int parse_u64(const char *s, const char *end, uint64_t max, uint64_t *out
 /* OFF:WIDTH:be|le[:MASK[:SHIFT]] */
 static int parse_field(const char *v, const char *end, struct gi_custom_field *f)
 {
-	const char *part[5];
+	const char *part[5] = { NULL, NULL, NULL, NULL, NULL };
 	const char *part_end[5];
 	int n = 0;
 	uint64_t x;

@@ -4,6 +4,8 @@
 # file prefixes and stats socket, and a trap that stops whatever it started,
 # so tests never collide with each other or with a running demo.
 set -euo pipefail
+# configs the tests write must not be group/other-writable: the daemon refuses those
+umask 022
 
 : "${GI_BUILD:?GI_BUILD must point at the meson build directory}"
 : "${GI_SRC:?GI_SRC must point at the source tree}"
@@ -85,8 +87,10 @@ YAML
 }
 
 # start_daemon CONFIG → $DAEMON_PID; stdout (final JSON) in $T/daemon.json, log in $T/daemon.log
+# GI_DAEMON_WRAP: a command line the daemon runs under (valgrind.sh), word-split.
 start_daemon() {
-  "$GPUINGESTD" --config "$1" >"$T/daemon.json" 2>"$T/daemon.log" &
+  # shellcheck disable=SC2086
+  ${GI_DAEMON_WRAP:-} "$GPUINGESTD" --config "$1" >"$T/daemon.json" 2>"$T/daemon.log" &
   DAEMON_PID=$!
   PIDS+=("$DAEMON_PID")
   # ready when the metrics socket answers (bounded: 20 s)

@@ -24,6 +24,7 @@ static uint32_t *write_count;
 		}                                                               \
 	} while (0)
 
+#define GI_COPY_RUN(dst, src, n) GI_COPY_CHUNK(dst, src, n)
 #include "kernels/frame.h"
 #include "kernels/udp_seq.h"
 

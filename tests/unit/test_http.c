@@ -88,7 +88,7 @@ static int connect_unix(const char *path)
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(fd >= 0);
 	set_timeouts(fd, IO_TIMEOUT_MS);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.*s", (int)sizeof(sa.sun_path) - 1, path);
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	return fd;
 }

@@ -36,6 +36,9 @@ static struct gi_metrics_lcore lcores[2] = {
 	{ 2, 111, 222 },
 	{ 3, 333, 444 },
 };
+static struct gi_metrics_pool pools[1] = {
+	{ .name = "pool0", .in_use = 96, .size = 16384 },
+};
 static struct gi_metrics_stream streams[2];
 
 static void fill_snapshot(struct gi_metrics_snapshot *s, const char *second_stream)
@@ -64,6 +67,8 @@ static void fill_snapshot(struct gi_metrics_snapshot *s, const char *second_stre
 	s->queues = queues;
 	s->n_lcores = 2;
 	s->lcores = lcores;
+	s->n_pools = 1;
+	s->pools = pools;
 	s->n_streams = 2;
 	s->streams = streams;
 	s->batches_completed = 99;
@@ -123,6 +128,10 @@ static void test_sample_lines(void **state)
 		"gpuingest_ring_occupancy{port=\"sensor0\",queue=\"0\"} 3",
 		"# TYPE gpuingest_ring_slots gauge",
 		"gpuingest_ring_slots{port=\"sensor0\",queue=\"1\"} 256",
+		"# TYPE gpuingest_mempool_in_use gauge",
+		"gpuingest_mempool_in_use{pool=\"pool0\"} 96",
+		"# TYPE gpuingest_mempool_size gauge",
+		"gpuingest_mempool_size{pool=\"pool0\"} 16384",
 		"gpuingest_lcore_polls_total{lcore=\"2\",result=\"idle\"} 111",
 		"gpuingest_lcore_polls_total{lcore=\"2\",result=\"busy\"} 222",
 		"gpuingest_lcore_polls_total{lcore=\"3\",result=\"busy\"} 444",
@@ -247,7 +256,7 @@ static void test_families_whole(void **state)
 				fail_msg("sample outside its family %s: %s", family, line);
 		}
 	}
-	assert_int_equal(n_seen, 29);
+	assert_int_equal(n_seen, 31);
 	free(t);
 }
 

@@ -1,0 +1,10 @@
+/*
+ * fuzz_udp_seq.c — the udp_seq format's match and parse on hostile packets (see
+ * fuzz_format.h for the input layout).  Test-only, single-threaded.
+ */
+#include "fuzz_format.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fz_format_one(GI_FORMAT_UDP_SEQ, data, size);
+}
