@@ -1107,6 +1107,18 @@ static void check_streams(struct gi_ctx *c, struct gi_config *cfg)
  * words.  (The MTU check of check_streams() already holds for VRT: its
  * largest prologue plus trailer, 8 words, is udp_seq's 32 bytes.)
  */
+
+/* A format-specific key on a stream of another format: one error at the key. */
+static void err_wrong_format(struct gi_ctx *c, uint32_t i, const char *key, const struct gi_cfg_stream *s,
+			     const char *format)
+{
+	char path[GI_PATH_BUF];
+	fmt_path(path, sizeof(path), "streams[%u].%s", i, key);
+	err_at(c, mark_of(node_at(c, "%s", path)), path,
+	       "only for format %s (stream %s is %s; allowed: remove it or set format: %s)", format, s->name,
+	       gi_format_name(s->format), format);
+}
+
 static void check_vita49(struct gi_ctx *c, const struct gi_config *cfg)
 {
 	char path[GI_PATH_BUF];
@@ -1115,18 +1127,10 @@ static void check_vita49(struct gi_ctx *c, const struct gi_config *cfg)
 		const struct gi_cfg_stream *s = &cfg->streams[i];
 
 		if (s->format != GI_FORMAT_VITA49) {
-			if (s->vita49_stream_id >= 0) {
-				fmt_path(path, sizeof(path), "streams[%u].match.stream_id", i);
-				err_at(c, mark_of(node_at(c, "%s", path)), path,
-				       "only for format vita49 (stream %s is %s; allowed: remove it or set format: vita49)",
-				       s->name, gi_format_name(s->format));
-			}
-			if (s->vita49.given) {
-				fmt_path(path, sizeof(path), "streams[%u].vita49", i);
-				err_at(c, mark_of(node_at(c, "%s", path)), path,
-				       "only for format vita49 (stream %s is %s; allowed: remove it or set format: vita49)",
-				       s->name, gi_format_name(s->format));
-			}
+			if (s->vita49_stream_id >= 0)
+				err_wrong_format(c, i, "match.stream_id", s, "vita49");
+			if (s->vita49.given)
+				err_wrong_format(c, i, "vita49", s, "vita49");
 			continue;
 		}
 		if (s->payload_bytes % 4) {
@@ -1167,18 +1171,10 @@ static void check_rocev2(struct gi_ctx *c, const struct gi_config *cfg)
 		const struct gi_cfg_stream *s = &cfg->streams[i];
 
 		if (s->format != GI_FORMAT_ROCEV2) {
-			if (s->rocev2_dst_qp != UINT32_MAX) {
-				fmt_path(path, sizeof(path), "streams[%u].match.dst_qp", i);
-				err_at(c, mark_of(node_at(c, "%s", path)), path,
-				       "only for format rocev2 (stream %s is %s; allowed: remove it or set format: rocev2)",
-				       s->name, gi_format_name(s->format));
-			}
-			if (s->rocev2.given) {
-				fmt_path(path, sizeof(path), "streams[%u].rocev2", i);
-				err_at(c, mark_of(node_at(c, "%s", path)), path,
-				       "only for format rocev2 (stream %s is %s; allowed: remove it or set format: rocev2)",
-				       s->name, gi_format_name(s->format));
-			}
+			if (s->rocev2_dst_qp != UINT32_MAX)
+				err_wrong_format(c, i, "match.dst_qp", s, "rocev2");
+			if (s->rocev2.given)
+				err_wrong_format(c, i, "rocev2", s, "rocev2");
 			continue;
 		}
 		if (s->rocev2_dst_qp == UINT32_MAX) {
