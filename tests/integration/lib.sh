@@ -86,6 +86,19 @@ YAML
   } >"$file"
 }
 
+# wait_socket PATH PID LOG WHAT [TENTHS]: until the unix socket PATH exists
+# (bounded: TENTHS x 0.1 s, default 100); fails at once if PID exits, showing LOG
+wait_socket() {
+  local path=$1 pid=$2 log=$3 what=$4 tenths=${5:-100} i
+  for i in $(seq 1 "$tenths"); do
+    [ -S "$path" ] && return 0
+    kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; fail "$what exited before $path appeared"; }
+    sleep 0.1
+  done
+  cat "$log" >&2
+  fail "$what: $path did not appear within $((tenths / 10)) s"
+}
+
 # start_daemon CONFIG → $DAEMON_PID; stdout (final JSON) in $T/daemon.json, log in $T/daemon.log
 # GI_DAEMON_WRAP: a command line the daemon runs under (valgrind.sh), word-split.
 start_daemon() {
@@ -93,15 +106,8 @@ start_daemon() {
   ${GI_DAEMON_WRAP:-} "$GPUINGESTD" --config "$1" >"$T/daemon.json" 2>"$T/daemon.log" &
   DAEMON_PID=$!
   PIDS+=("$DAEMON_PID")
-  # ready when the metrics socket answers (bounded: 20 s)
-  local i
-  for i in $(seq 1 200); do
-    if [ -S "$T/metrics.sock" ]; then return 0; fi
-    kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$T/daemon.log" >&2; fail "daemon exited during start-up"; }
-    sleep 0.1
-  done
-  cat "$T/daemon.log" >&2
-  fail "daemon not ready after 20 s"
+  # ready when the metrics socket exists (bounded: 20 s)
+  wait_socket "$T/metrics.sock" "$DAEMON_PID" "$T/daemon.log" "the daemon" 200
 }
 
 # stop_daemon: SIGTERM, wait (bounded), require exit status 0
@@ -144,13 +150,7 @@ start_sim() {
   "$SIM" --port "memif:$SOCK" --eal "--file-prefix $TAG-s" "$@" >"$T/sim.json" 2>"$T/sim.log" &
   SIM_PID=$!
   PIDS+=("$SIM_PID")
-  local i
-  for i in $(seq 1 100); do
-    [ -S "$SOCK" ] && return 0
-    kill -0 "$SIM_PID" 2>/dev/null || { cat "$T/sim.log" >&2; fail "simulator exited before listening"; }
-    sleep 0.1
-  done
-  fail "simulator socket $SOCK did not appear within 10 s"
+  wait_socket "$SOCK" "$SIM_PID" "$T/sim.log" "the simulator"
 }
 
 wait_sim() {

@@ -26,13 +26,7 @@ activate() {
   "$SSA" "${args[@]}" "$GPUINGESTD" --config "$config" >"$T/daemon.json" 2>"$T/daemon.log" &
   DAEMON_PID=$!
   PIDS+=("$DAEMON_PID")
-  local i
-  for i in $(seq 1 100); do
-    [ -S "$T/metrics.sock" ] && return 0
-    kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$T/daemon.log" >&2; fail "systemd-socket-activate exited"; }
-    sleep 0.1
-  done
-  fail "systemd-socket-activate did not create $T/metrics.sock within 10 s"
+  wait_socket "$T/metrics.sock" "$DAEMON_PID" "$T/daemon.log" "systemd-socket-activate"
 }
 
 scrape_unix() { curl -sS --max-time 30 --unix-socket "$T/metrics.sock" http://localhost/metrics; }
