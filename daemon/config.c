@@ -27,6 +27,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "kernels/cuda_drv.h"
 
 #define GI_PATH_BUF 160
 #define GI_SUN_PATH_MAX 108       /* sizeof(sockaddr_un.sun_path) */
@@ -140,6 +141,15 @@ static int check_device(const char *s, char *msg, size_t len)
 	return -1;
 }
 
+static int check_cuda_device(const char *s, char *msg, size_t len)
+{
+	if (gi_cuda_device_id_valid(s) && *s)
+		return 0;
+	snprintf(msg, len, "'%s' is not a CUDA device (allowed: an ordinal 0..63, or the GPU's PCI address such as "
+		 "0000:ca:00.0, as nvidia-smi -L and lspci print it)", s);
+	return -1;
+}
+
 static int check_shm(const char *s, char *msg, size_t len)
 {
 	if (s[0] == '/' && s[1] && !strchr(s + 1, '/') && strlen(s) <= GI_NAME_MAX + 15)
@@ -237,7 +247,7 @@ static const struct gi_key log_keys[] = {
 static const struct gi_key executor_keys[] = {
 	K_ENUM("backend", struct gi_cfg_executor, backend, backends, GI_BACKEND_AUTO, 0),
 	K_ENUM("mode", struct gi_cfg_executor, mode, exec_modes, GI_EXEC_PERSISTENT, 0),
-	K_INT("device", struct gi_cfg_executor, device, 0, 63, 0, 0),
+	K_STR("device", struct gi_cfg_executor, device, "0", check_cuda_device, 0),
 	K_ENUM("idle", struct gi_cfg_executor, idle, idle_policies, GI_IDLE_ADAPTIVE, 0),
 	K_INT("cpu", struct gi_cfg_executor, cpu, -1, 1023, -1, 0),
 	/* read only at shutdown, from the running config: a reload takes effect */

@@ -154,7 +154,7 @@ struct gi_cfg_stats {
 struct gi_cfg_executor {
 	enum gi_backend backend;     /* auto | host | cuda | gpudev, default auto */
 	enum gi_exec_mode mode;      /* persistent | launch (GPU backends), default persistent */
-	int device;                  /* CUDA device ordinal [0, 63], default 0 */
+	char device[32];             /* CUDA device: ordinal "0".."63" or PCI address "0000:ca:00.0", default "0" */
 	enum gi_idle_policy idle;    /* default adaptive */
 	int cpu;                     /* -1 = not pinned (default) */
 	uint32_t shutdown_timeout_ms; /* [100, 600000], default 5000: rx drain + executor stop at SIGTERM */

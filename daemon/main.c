@@ -375,7 +375,7 @@ static int frame_ring_start(struct gi_daemon *d, uint32_t i, uint64_t created_ns
 		       gi_cuda_drv_strerror(&d->cuda, (int)res, err, sizeof(err)));
 		return -EIO;
 	}
-	gi_frame_ring_make_mirror(h, (uint32_t)d->cfg.executor.device, d->cuda.pci_bus_id, (const uint8_t *)&ipc,
+	gi_frame_ring_make_mirror(h, (uint32_t)d->cuda.device_index, d->cuda.pci_bus_id, (const uint8_t *)&ipc,
 				  full);
 	st->mirror = h;
 	st->ring = (struct gi_frame_ring_hdr *)(uintptr_t)base; /* a device address: the executor uses it as is */

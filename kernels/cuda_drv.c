@@ -3,15 +3,51 @@
  *
  * Main thread for open/close; make_current from the thread that needs it.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_drv.h"
 
+/* "N" (0..63) or a PCI address "[DDDD:]BB:DD.F" in hex. */
+bool gi_cuda_device_id_valid(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n == 0)
+		return true;
+	if (n <= 2 && isdigit((unsigned char)s[0]) && (n == 1 || isdigit((unsigned char)s[1])))
+		return atoi(s) < 64;
+	/* BB:DD.F or DDDD:BB:DD.F */
+	const char *p = s;
+	if (n == 12) {
+		for (int i = 0; i < 4; i++)
+			if (!isxdigit((unsigned char)p[i]))
+				return false;
+		if (p[4] != ':')
+			return false;
+		p += 5;
+	} else if (n != 7) {
+		return false;
+	}
+	return isxdigit((unsigned char)p[0]) && isxdigit((unsigned char)p[1]) && p[2] == ':' &&
+	       isxdigit((unsigned char)p[3]) && isxdigit((unsigned char)p[4]) && p[5] == '.' && p[6] >= '0' &&
+	       p[6] <= '7';
+}
+
 #ifdef GI_HAVE_CUDA_H
 
 #include <dlfcn.h>
+
+/* The NVIDIA driver's library; a -Demulate_cuda=true build names the test double. */
+#ifndef GI_CUDA_DRIVER_LIB
+#define GI_CUDA_DRIVER_LIB "libcuda.so.1"
+#endif
+#ifndef GI_CUDA_EMULATION
+#define GI_CUDA_EMULATION 0
+#endif
 
 /* Two levels so the argument's cuda.h #define (cuMemAlloc → cuMemAlloc_v2)
  * is expanded before it is turned into the name dlsym looks up. */
@@ -29,8 +65,10 @@ struct cu_sym {
 
 static const struct cu_sym cu_syms[] = {
 	SYM(init, cuInit),
+	SYM(driver_get_version, cuDriverGetVersion),
 	SYM(device_get_count, cuDeviceGetCount),
 	SYM(device_get, cuDeviceGet),
+	SYM(device_get_by_pci_bus_id, cuDeviceGetByPCIBusId),
 	SYM(device_get_name, cuDeviceGetName),
 	SYM(device_get_pci_bus_id, cuDeviceGetPCIBusId),
 	SYM(device_get_attribute, cuDeviceGetAttribute),
@@ -52,6 +90,19 @@ static const struct cu_sym cu_syms[] = {
 	SYM(memcpy_dtoh, cuMemcpyDtoH),
 	SYM(memcpy_htod, cuMemcpyHtoD),
 	SYM(memset_d8, cuMemsetD8),
+	SYM(stream_create, cuStreamCreate),
+	SYM(stream_destroy, cuStreamDestroy),
+	SYM(stream_query, cuStreamQuery),
+	SYM(stream_synchronize, cuStreamSynchronize),
+	SYM(event_create, cuEventCreate),
+	SYM(event_destroy, cuEventDestroy),
+	SYM(event_record, cuEventRecord),
+	SYM(event_query, cuEventQuery),
+	SYM(module_load_data, cuModuleLoadData),
+	SYM(module_unload, cuModuleUnload),
+	SYM(module_get_function, cuModuleGetFunction),
+	SYM(func_set_attribute, cuFuncSetAttribute),
+	SYM(launch_kernel, cuLaunchKernel),
 	SYM(get_error_name, cuGetErrorName),
 	SYM(get_error_string, cuGetErrorString),
 	SYM_OPT(flush_gpudirect_rdma_writes, cuFlushGPUDirectRDMAWrites),
@@ -86,19 +137,81 @@ static void drv_unload(struct gi_cuda_drv *d)
 	memset(d, 0, sizeof(*d));
 }
 
-int gi_cuda_drv_open(struct gi_cuda_drv *d, int device, char *err, size_t errlen)
+/* `device` → a CUdevice: by ordinal or by PCI address.  0 or -ENODEV/-EINVAL with err. */
+static int drv_find_device(struct gi_cuda_drv *d, const char *device, int count, char *err, size_t errlen)
+{
+	char eb[160];
+	CUresult res;
+
+	if (!gi_cuda_device_id_valid(device)) {
+		snprintf(err, errlen, "CUDA device '%.40s' is neither an ordinal (0..63) nor a PCI address (0000:ca:00.0)",
+			 device);
+		return -EINVAL;
+	}
+	if (!device || !device[0] || strchr(device, ':') == NULL) {
+		int ord = device && device[0] ? atoi(device) : 0;
+		if (ord >= count) {
+			snprintf(err, errlen, "no CUDA device %d (cuDeviceGetCount: %d; devices are 0..%d)", ord, count,
+				 count - 1);
+			return -ENODEV;
+		}
+		res = d->device_get(&d->device, ord);
+		d->device_index = ord;
+	} else {
+		res = d->device_get_by_pci_bus_id(&d->device, device);
+		if (res != CUDA_SUCCESS) {
+			snprintf(err, errlen, "no CUDA device at PCI address %s (%s; nvidia-smi -L and lspci -d 10de: list them)",
+				 device, gi_cuda_drv_strerror(d, res, eb, sizeof(eb)));
+			return -ENODEV;
+		}
+		/* its ordinal, for messages and the frame ring's IPC record */
+		d->device_index = -1;
+		for (int i = 0; i < count; i++) {
+			CUdevice dev;
+			if (d->device_get(&dev, i) == CUDA_SUCCESS && dev == d->device)
+				d->device_index = i;
+		}
+	}
+	if (res == CUDA_SUCCESS)
+		res = d->device_get_name(d->name, (int)sizeof(d->name), d->device);
+	if (res == CUDA_SUCCESS)
+		res = d->device_get_pci_bus_id(d->pci_bus_id, (int)sizeof(d->pci_bus_id), d->device);
+	if (res != CUDA_SUCCESS) {
+		snprintf(err, errlen, "CUDA device %s: cannot query it: %s", device && device[0] ? device : "0",
+			 gi_cuda_drv_strerror(d, res, eb, sizeof(eb)));
+		return -ENODEV;
+	}
+	/* the driver prints the domain in upper case with 8 digits on some versions */
+	for (char *c = d->pci_bus_id; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	return 0;
+}
+
+int gi_cuda_drv_open(struct gi_cuda_drv *d, const char *device, char *err, size_t errlen)
 {
 	char eb[160];
 	CUresult res;
 	int count = 0, rc;
 
 	memset(d, 0, sizeof(*d));
-	d->device_index = device;
-	d->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	d->device_index = device && device[0] && !strchr(device, ':') ? atoi(device) : 0;
+	d->lib = dlopen(GI_CUDA_DRIVER_LIB, RTLD_NOW | RTLD_LOCAL);
 	if (!d->lib) {
-		snprintf(err, errlen, "libcuda.so.1 not found: the NVIDIA driver is not installed (%s)", dlerror());
+		if (GI_CUDA_EMULATION)
+			snprintf(err, errlen, "the CUDA emulation library %s cannot be loaded (%s)", GI_CUDA_DRIVER_LIB,
+				 dlerror());
+		else
+			snprintf(err, errlen, "libcuda.so.1 not found: the NVIDIA driver is not installed (%s)", dlerror());
 		memset(d, 0, sizeof(*d));
 		return -ENOENT;
+	}
+	/* a test double must say so, and a production build must not load one */
+	d->emulated = dlsym(d->lib, "gi_cuda_emu_version") != NULL;
+	if (d->emulated != (bool)GI_CUDA_EMULATION) {
+		snprintf(err, errlen, "%s %s the gpuingest CUDA emulation, but this build %s", GI_CUDA_DRIVER_LIB,
+			 d->emulated ? "is" : "is not", GI_CUDA_EMULATION ? "is an emulation build" : "needs the NVIDIA driver");
+		rc = -ENOENT;
+		goto fail;
 	}
 	for (size_t i = 0; i < sizeof(cu_syms) / sizeof(cu_syms[0]); i++) {
 		void *p = dlsym(d->lib, cu_syms[i].name);
@@ -136,36 +249,21 @@ int gi_cuda_drv_open(struct gi_cuda_drv *d, int device, char *err, size_t errlen
 		rc = -ENODEV;
 		goto fail;
 	}
-	if (device < 0 || device >= count) {
-		snprintf(err, errlen, "no CUDA device %d (cuDeviceGetCount: %d; devices are 0..%d)", device, count,
-			 count - 1);
-		rc = -ENODEV;
+	if ((rc = drv_find_device(d, device, count, err, errlen)) < 0)
 		goto fail;
-	}
-	res = d->device_get(&d->device, device);
-	if (res == CUDA_SUCCESS)
-		res = d->device_get_name(d->name, (int)sizeof(d->name), d->device);
-	if (res == CUDA_SUCCESS)
-		res = d->device_get_pci_bus_id(d->pci_bus_id, (int)sizeof(d->pci_bus_id), d->device);
-	if (res != CUDA_SUCCESS) {
-		snprintf(err, errlen, "CUDA device %d: cannot query it: %s", device,
-			 gi_cuda_drv_strerror(d, res, eb, sizeof(eb)));
-		rc = -ENODEV;
-		goto fail;
-	}
-	/* the primary context: the CUDA runtime in the executor binds the same one */
+	/* the primary context: every handle of this process on this device shares it */
 	res = d->primary_ctx_retain(&d->ctx, d->device);
 	if (res != CUDA_SUCCESS) {
 		snprintf(err, errlen, "CUDA device %d (%s): cannot retain its primary context: %s (is the GPU in "
 			 "exclusive-process compute mode and used by another process? check nvidia-smi)",
-			 device, d->pci_bus_id, gi_cuda_drv_strerror(d, res, eb, sizeof(eb)));
+			 d->device_index, d->pci_bus_id, gi_cuda_drv_strerror(d, res, eb, sizeof(eb)));
 		rc = -EIO;
 		goto fail;
 	}
 	d->ctx_retained = true;
 	res = d->ctx_set_current(d->ctx);
 	if (res != CUDA_SUCCESS) {
-		snprintf(err, errlen, "CUDA device %d (%s): cuCtxSetCurrent failed: %s", device, d->pci_bus_id,
+		snprintf(err, errlen, "CUDA device %d (%s): cuCtxSetCurrent failed: %s", d->device_index, d->pci_bus_id,
 			 gi_cuda_drv_strerror(d, res, eb, sizeof(eb)));
 		rc = -EIO;
 		goto fail;
@@ -175,7 +273,9 @@ int gi_cuda_drv_open(struct gi_cuda_drv *d, int device, char *err, size_t errlen
 	 * Does a NIC's write into this GPU's memory need an explicit flush
 	 * before a kernel on this GPU may read it?  Not when the device orders
 	 * remote writes for its own consumers (ORDERING_OWNER or better);
-	 * otherwise yes, if the driver offers cuFlushGPUDirectRDMAWrites.
+	 * otherwise yes — and when the driver cannot do it (no host flush
+	 * option, or no cuFlushGPUDirectRDMAWrites), that is reported, never
+	 * skipped in silence (rdma_flush_missing).
 	 */
 	int ordering = 0, options = 0;
 	if (d->device_get_attribute(&ordering, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING, d->device) !=
@@ -184,9 +284,10 @@ int gi_cuda_drv_open(struct gi_cuda_drv *d, int device, char *err, size_t errlen
 	if (d->device_get_attribute(&options, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS, d->device) !=
 	    CUDA_SUCCESS)
 		options = 0;
-	d->rdma_flush_needed = ordering < CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER &&
-			       (options & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST) &&
-			       d->flush_gpudirect_rdma_writes != NULL;
+	bool unordered = ordering < CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER;
+	bool can_flush = (options & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST) && d->flush_gpudirect_rdma_writes;
+	d->rdma_flush_needed = unordered && can_flush;
+	d->rdma_flush_missing = unordered && !can_flush;
 	return 0;
 
 fail:
@@ -221,10 +322,10 @@ const char *gi_cuda_drv_strerror(const struct gi_cuda_drv *d, int res, char *buf
 	return buf;
 }
 
-int gi_cuda_drv_open(struct gi_cuda_drv *d, int device, char *err, size_t errlen)
+int gi_cuda_drv_open(struct gi_cuda_drv *d, const char *device, char *err, size_t errlen)
 {
 	memset(d, 0, sizeof(*d));
-	d->device_index = device;
+	d->device_index = device && device[0] && !strchr(device, ':') ? atoi(device) : 0;
 	snprintf(err, errlen,
 		 "CUDA driver API: gpuingest was built without CUDA headers (cuda.h); rebuild with the CUDA "
 		 "toolkit installed, or use backend: host");

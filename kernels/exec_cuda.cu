@@ -14,6 +14,14 @@
  * the bodies stay identical on both backends.  The other 31 lanes add
  * bandwidth where it is free: descriptor staging, payload copy, mirroring.
  *
+ * The same source builds twice: by nvcc into the fatbin the daemon loads,
+ * and — for tests only — by the host C++ compiler against the CUDA
+ * emulation header (tests/cuda_emu/cuda_emu.h), which runs every CUDA
+ * thread as an OS thread.  Nothing here forks on which: the emulation
+ * supplies CUDA's built-ins, and gi_hd.h's macros are the only way this
+ * file touches memory shared with the host (no raw `volatile`, no fences
+ * outside them and the ring contract).
+ *
  * Modes (executor_cuda.c picks one):
  *   persistent  k_persistent polls every ring's doorbell round-robin until
  *               every ring's stop word is set and all are drained, then
@@ -34,9 +42,7 @@
 /* CLOCK_MONOTONIC ns on the GPU: %globaltimer plus the offset measured at start. */
 __device__ __forceinline__ uint64_t gi_dev_now(int64_t offset)
 {
-	uint64_t t;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	return t + (uint64_t)offset;
+	return GI_DEV_GLOBALTIMER() + (uint64_t)offset;
 }
 
 /* Lane 0's clock, the same value in every lane (branch decisions stay warp-uniform). */
@@ -54,7 +60,7 @@ __device__ __forceinline__ uint64_t gi_warp_now(const struct gi_cuda_args &a, ui
 __device__ static void gi_mirror_words(uint64_t *dst, const uint64_t *src, uint32_t n, uint32_t lane)
 {
 	for (uint32_t w = lane; w < n; w += GI_WARP_LANES)
-		((volatile uint64_t *)dst)[w] = ((const volatile uint64_t *)src)[w];
+		GI_STORE_RELAXED_U64(&dst[w], GI_LOAD_RELAXED_U64(&src[w]));
 }
 
 __device__ static void gi_mirror_ctr(const struct gi_cuda_args &a, uint32_t lane)
@@ -70,7 +76,7 @@ __device__ static void gi_mirror_streams(const struct gi_cuda_args &a, uint32_t 
 		uint32_t s = w / per, k = w % per;
 		const uint64_t *src = (const uint64_t *)((const uint8_t *)&a.state->ctx.streams[s] + GI_CUDA_STREAM_MIRROR_OFF);
 		uint64_t *dst = (uint64_t *)((uint8_t *)&a.streams_mirror[s] + GI_CUDA_STREAM_MIRROR_OFF);
-		((volatile uint64_t *)dst)[k] = ((const volatile uint64_t *)src)[k];
+		GI_STORE_RELAXED_U64(&dst[k], GI_LOAD_RELAXED_U64(&src[k]));
 	}
 }
 
@@ -114,9 +120,9 @@ __device__ static void gi_serve_slot(const struct gi_cuda_args &a, const struct 
 	__syncwarp();
 }
 
-__global__ void __launch_bounds__(GI_WARP_LANES, 1) k_persistent(const struct gi_cuda_args a)
+extern "C" __global__ void __launch_bounds__(GI_WARP_LANES, 1) k_persistent(const struct gi_cuda_args a)
 {
-	extern __shared__ __align__(16) uint8_t smem[];
+	GI_EXTERN_SHARED(uint8_t, smem);
 	const uint32_t lane = threadIdx.x % GI_WARP_LANES;
 	uint64_t next_tick = gi_warp_now(a, lane) + a.tick_ns;
 	uint32_t dirty = 0, empty = 0, sleep_ns = GI_IDLE_MIN_SLEEP_NS;
@@ -197,10 +203,10 @@ __global__ void __launch_bounds__(GI_WARP_LANES, 1) k_persistent(const struct gi
 		GI_STORE_RELEASE_U32(&a.ctl->exited, 1);
 }
 
-__global__ void __launch_bounds__(GI_WARP_LANES, 1)
+extern "C" __global__ void __launch_bounds__(GI_WARP_LANES, 1)
 	k_batches(const struct gi_cuda_args a, uint32_t ring, uint64_t from, uint64_t to)
 {
-	extern __shared__ __align__(16) uint8_t smem[];
+	GI_EXTERN_SHARED(uint8_t, smem);
 	const uint32_t lane = threadIdx.x % GI_WARP_LANES;
 	const struct gi_cuda_ring cr = a.rings[ring];
 
@@ -217,7 +223,7 @@ __global__ void __launch_bounds__(GI_WARP_LANES, 1)
 		GI_COUNTER_ADD(&a.state->ctr.loops, 1);
 }
 
-__global__ void __launch_bounds__(GI_WARP_LANES, 1) k_tick(const struct gi_cuda_args a, uint32_t flush)
+extern "C" __global__ void __launch_bounds__(GI_WARP_LANES, 1) k_tick(const struct gi_cuda_args a, uint32_t flush)
 {
 	const uint32_t lane = threadIdx.x % GI_WARP_LANES;
 	uint64_t now = gi_warp_now(a, lane);
@@ -234,42 +240,12 @@ __global__ void __launch_bounds__(GI_WARP_LANES, 1) k_tick(const struct gi_cuda_
 	gi_mirror_all(a, lane);
 }
 
-__global__ void k_clock_probe(struct gi_cuda_ctl *ctl)
+extern "C" __global__ void k_clock_probe(struct gi_cuda_ctl *ctl)
 {
 	uint64_t t = gi_dev_now(0);
-	*(volatile uint64_t *)&ctl->probe_gt = t;
+	GI_STORE_RELAXED_U64(&ctl->probe_gt, t);
 	__threadfence_system(); /* push it out now rather than when the kernel ends */
 }
 
-extern "C" int gi_cuda_kernels_prepare(uint32_t smem_bytes)
-{
-	cudaError_t e = cudaFuncSetAttribute(k_persistent, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_bytes);
-	if (e == cudaSuccess)
-		e = cudaFuncSetAttribute(k_batches, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_bytes);
-	return (int)e;
-}
-
-extern "C" int gi_cuda_launch_clock_probe(struct gi_cuda_ctl *ctl, cudaStream_t s)
-{
-	k_clock_probe<<<1, 1, 0, s>>>(ctl);
-	return (int)cudaGetLastError();
-}
-
-extern "C" int gi_cuda_launch_persistent(const struct gi_cuda_args *a, cudaStream_t s)
-{
-	k_persistent<<<1, GI_WARP_LANES, a->smem_bytes, s>>>(*a);
-	return (int)cudaGetLastError();
-}
-
-extern "C" int gi_cuda_launch_batches(const struct gi_cuda_args *a, uint32_t ring, uint64_t from, uint64_t to,
-				      cudaStream_t s)
-{
-	k_batches<<<1, GI_WARP_LANES, a->smem_bytes, s>>>(*a, ring, from, to);
-	return (int)cudaGetLastError();
-}
-
-extern "C" int gi_cuda_launch_tick(const struct gi_cuda_args *a, uint32_t flush, cudaStream_t s)
-{
-	k_tick<<<1, GI_WARP_LANES, 0, s>>>(*a, flush);
-	return (int)cudaGetLastError();
-}
+/* The emulation's module image (nothing under nvcc: the fatbin is the image). */
+GI_KERNEL_TABLE(gi_exec_cuda_image, k_persistent, k_batches, k_tick, k_clock_probe)

@@ -12,13 +12,15 @@
  *            stats thread reads (gi_executor_counters(), ctx->streams[i].c and
  *            .frame_latency); the kernels only ever store to them
  *
- * The launch wrappers return a cudaError_t as int (0 = cudaSuccess), so the
- * caller owns the error text.  Called from: executor_cuda.c only.
+ * The kernels are launched through the CUDA driver API (cuLaunchKernel) by
+ * name from one module image, gi_exec_cuda_image: the nvcc fatbin embedded
+ * in the binary (exec_cuda_image.c), or — in a -Demulate_cuda=true build
+ * (tests only) — the emulation's table of the same kernels compiled for the
+ * host (tests/cuda_emu/cuda_emu.h).  Their parameters are the C types
+ * below, in the order given, passed by value.  Called from: executor_cuda.c.
  */
 #ifndef GI_EXEC_CUDA_H
 #define GI_EXEC_CUDA_H
-
-#include <cuda_runtime_api.h>
 
 #include "exec_warp.h"
 
@@ -75,16 +77,17 @@ GI_STATIC_ASSERT(sizeof(struct gi_exec_counters) % 8 == 0, "mirror copies whole 
 #define GI_CUDA_SMEM_SLOT_OFF 64u
 GI_STATIC_ASSERT(sizeof(struct gi_warp_shared) <= GI_CUDA_SMEM_SLOT_OFF, "warp scratch fits before the slot");
 
-/* Allow `smem_bytes` of dynamic shared memory for the kernels (> 48 KiB needs opt-in). */
-int gi_cuda_kernels_prepare(uint32_t smem_bytes);
-/* Write %globaltimer to ctl->probe_gt (device view) once. */
-int gi_cuda_launch_clock_probe(struct gi_cuda_ctl *ctl, cudaStream_t s);
-/* The persistent kernel: returns once launched; it runs until every ring's stop word is set. */
-int gi_cuda_launch_persistent(const struct gi_cuda_args *a, cudaStream_t s);
-/* Launch mode: serve slots [from, to) of ring `ring`. */
-int gi_cuda_launch_batches(const struct gi_cuda_args *a, uint32_t ring, uint64_t from, uint64_t to, cudaStream_t s);
-/* Launch mode: frame timeouts (flush = 0) or the final flush (flush = 1), then mirror every counter. */
-int gi_cuda_launch_tick(const struct gi_cuda_args *a, uint32_t flush, cudaStream_t s);
+/*
+ * The kernels, by the names cuModuleGetFunction finds (extern "C"):
+ *   k_persistent(struct gi_cuda_args)                     until every ring's stop word is set
+ *   k_batches(struct gi_cuda_args, uint32_t ring, uint64_t from, uint64_t to)
+ *                                                         launch mode: serve slots [from, to) of one ring
+ *   k_tick(struct gi_cuda_args, uint32_t flush)           timeouts (0) or the final flush (1), then mirrors
+ *   k_clock_probe(struct gi_cuda_ctl *ctl)                write %globaltimer to ctl->probe_gt once
+ * k_persistent and k_batches take args.smem_bytes of dynamic shared memory.
+ * The module image is declared where it is loaded (executor_cuda.c): the
+ * emulation defines it as its own table type in exec_cuda.cu's unit.
+ */
 
 GI_EXTERN_C_END
 

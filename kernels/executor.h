@@ -37,7 +37,7 @@ enum gi_exec_mode {
 struct gi_executor_conf {
 	enum gi_backend backend;
 	enum gi_exec_mode mode;        /* cuda only; default persistent */
-	int cuda_device;               /* cuda only: CUDA device ordinal, default 0 */
+	const char *cuda_device;       /* cuda only: ordinal ("0") or PCI address ("0000:ca:00.0"); NULL: "0" */
 	enum gi_idle_policy idle;
 	int cpu;                       /* pin the host thread, -1: leave to the scheduler */
 	uint32_t n_rings;

@@ -1,9 +1,9 @@
 /*
- * executor_cuda.c — host side of the cuda executor (CUDA runtime API).
+ * executor_cuda.c — host side of the cuda executor (CUDA driver API).
  *
  * Makes what the kernels touch visible to the GPU and runs them:
  *   - batch rings and frame rings live in host memory (or already in device
- *     memory); host memory is registered mapped (cudaHostRegister, unless a
+ *     memory); host memory is registered mapped (cuMemHostRegister, unless a
  *     provider registered it already) and the kernels get its device view;
  *   - the stream array and the lookup map are copied to device memory, so
  *     the per-packet lookups never cross PCIe; lane 0 of the kernel is the
@@ -14,10 +14,14 @@
  *   - after stop, the final device stream state is copied back into
  *     ctx->streams.
  *
- * cudart is linked statically and loads libcuda.so on first use, so a
- * machine without the NVIDIA driver gets -ENODEV here, not a loader error.
- * Every CUDA call goes through GI_CUDA(): call text, file, line and the CUDA
- * error string into the error buffer, -EIO back; nothing asserts.
+ * Everything goes through the driver API loaded at run time (cuda_drv.h):
+ * the kernels are the module image gi_exec_cuda_image (an embedded fatbin),
+ * launched by name with cuLaunchKernel.  No CUDA runtime is linked, so a
+ * machine without the NVIDIA driver gets -ENODEV here, not a loader error,
+ * and a -Demulate_cuda=true build (tests only) runs this very file
+ * against the emulation's test double.  Every driver call goes through
+ * GI_CU(): call text, file, line and the driver's error name and text into
+ * the error buffer, -EIO back; nothing asserts.
  *
  * Threads: main thread (create/start/stop/destroy); in launch mode also the
  * "gi-exec-cuda" launcher thread; counters from any thread.
@@ -29,8 +33,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuda_runtime_api.h>
-
+#include "cuda_drv.h"
 #include "exec_cuda.h"
 #include "executor_cuda.h"
 
@@ -40,24 +43,27 @@
 
 #define GI_CUDA_ERRLEN 320
 
+/* the kernels' module image: the embedded fatbin (exec_cuda_image.c) or the emulation's table */
+extern const unsigned char gi_exec_cuda_image[];
+
 /* Host memory made visible to the GPU. */
 struct gi_cuda_map {
 	void *host;
-	void *dev;
+	CUdeviceptr dev;
 	int registered; /* we registered it: unregister in destroy */
 };
 
 struct gi_cuda_exec {
 	struct gi_executor_conf conf;
-	cudaStream_t stream;
+	struct gi_cuda_drv drv;          /* this executor's handle on the device's primary context */
+	CUmodule mod;
+	CUfunction k_persistent, k_batches, k_tick, k_probe;
+	CUstream stream;
 	int have_stream;
-	struct gi_cuda_ctl *ctl;         /* host view, cudaHostAlloc mapped */
+	struct gi_cuda_ctl *ctl;         /* host view, cuMemHostAlloc mapped */
 	struct gi_exec_counters *ctr;    /* host view of the counter mirror */
 	struct gi_cuda_args args;        /* device views, passed to every launch */
-	struct gi_cuda_state *d_state;
-	struct gi_cuda_ring *d_rings;
-	struct gi_stream_rt *d_streams;
-	uint16_t *d_map;
+	CUdeviceptr d_state, d_rings, d_streams, d_map;
 	struct gi_cuda_map *ring_maps;   /* n_rings */
 	struct gi_cuda_map *frame_maps;  /* n_streams */
 	struct gi_cuda_map *mirror_maps; /* n_streams: metadata mirrors of frame rings in device memory */
@@ -71,20 +77,22 @@ struct gi_cuda_exec {
 	int running;
 	int stuck;                       /* stop timed out: never free what the GPU may touch */
 	char err[GI_CUDA_ERRLEN];
-	char desc[200];
+	char desc[240];
 };
 
-static int gi_cuda_check(struct gi_cuda_exec *c, cudaError_t e, const char *call, const char *file, int line)
+static int gi_cu_check(struct gi_cuda_exec *c, CUresult r, const char *call, const char *file, int line)
 {
-	if (e == cudaSuccess)
+	char eb[160];
+
+	if (r == CUDA_SUCCESS)
 		return 0;
-	snprintf(c->err, sizeof(c->err), "%s failed at %s:%d: %s", call, file, line, cudaGetErrorString(e));
-	(void)cudaGetLastError(); /* clear a non-sticky error so the next call reports its own */
+	snprintf(c->err, sizeof(c->err), "%.80s failed at %s:%d: %s", call, file, line,
+		 gi_cuda_drv_strerror(&c->drv, (int)r, eb, sizeof(eb)));
 	return -EIO;
 }
 
 /* The one way this file calls CUDA: 0, or -EIO with the story in c->err. */
-#define GI_CUDA(c, call) gi_cuda_check((c), (cudaError_t)(call), #call, __FILE__, __LINE__)
+#define GI_CU(c, call) gi_cu_check((c), (call), #call, __FILE__, __LINE__)
 
 static void gi_cuda_prefix_err(struct gi_cuda_exec *c, const char *what)
 {
@@ -94,35 +102,34 @@ static void gi_cuda_prefix_err(struct gi_cuda_exec *c, const char *what)
 }
 
 /*
- * Device view of `host` (`len` bytes).  Device memory and managed memory
- * are used as they are; host memory registered by someone else (a memory
- * provider) is fine as it is; plain host memory is registered mapped here.
+ * Device view of `host` (`len` bytes).  Device memory is used as it is;
+ * host memory registered by someone else (a memory provider) is fine as it
+ * is; plain host memory (the driver does not know the pointer) is
+ * registered mapped here.
  */
 static int gi_cuda_map_host(struct gi_cuda_exec *c, void *host, size_t len, struct gi_cuda_map *m, const char *what)
 {
-	struct cudaPointerAttributes pa;
+	const struct gi_cuda_drv *d = &c->drv;
+	CUmemorytype type = 0;
+	CUresult r;
 	int rc;
 
 	m->host = host;
-	memset(&pa, 0, sizeof(pa));
-	if (cudaPointerGetAttributes(&pa, host) != cudaSuccess) {
-		(void)cudaGetLastError();
-		pa.type = cudaMemoryTypeUnregistered;
-	}
-	if (pa.type == cudaMemoryTypeDevice || pa.type == cudaMemoryTypeManaged) {
-		m->dev = pa.devicePointer;
-		return 0;
-	}
-	if (pa.type == cudaMemoryTypeUnregistered) {
-		cudaError_t e = cudaHostRegister(host, len, cudaHostRegisterMapped | cudaHostRegisterPortable);
-		if (e == cudaSuccess)
+	if (d->pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)host) ==
+	    CUDA_SUCCESS) {
+		if (type == CU_MEMORYTYPE_DEVICE) {
+			m->dev = (CUdeviceptr)(uintptr_t)host;
+			return 0;
+		}
+	} else {
+		r = d->mem_host_register(host, len, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE);
+		if (r == CUDA_SUCCESS)
 			m->registered = 1;
-		else if (e == cudaErrorHostMemoryAlreadyRegistered)
-			(void)cudaGetLastError(); /* overlaps a registration: its mapping serves */
-		else if ((rc = gi_cuda_check(c, e, "cudaHostRegister(cudaHostRegisterMapped)", __FILE__, __LINE__)) < 0)
+		else if (r != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED && /* shares a page with a registration: its mapping serves */
+			 (rc = gi_cu_check(c, r, "cuMemHostRegister(DEVICEMAP)", __FILE__, __LINE__)) < 0)
 			goto fail;
 	}
-	if ((rc = GI_CUDA(c, cudaHostGetDevicePointer(&m->dev, host, 0))) < 0)
+	if ((rc = GI_CU(c, d->mem_host_get_device_pointer(&m->dev, host, 0))) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -130,53 +137,92 @@ fail:
 	return rc;
 }
 
-static void gi_cuda_unmap(struct gi_cuda_map *m)
+static void gi_cuda_unmap(struct gi_cuda_exec *c, struct gi_cuda_map *m)
 {
 	if (m->registered)
-		(void)cudaHostUnregister(m->host);
+		(void)c->drv.mem_host_unregister(m->host);
 	m->registered = 0;
 }
 
-static int gi_cuda_alloc_copy(struct gi_cuda_exec *c, void **dev, const void *src, size_t len)
+static int gi_cuda_alloc_copy(struct gi_cuda_exec *c, CUdeviceptr *dev, const void *src, size_t len)
 {
-	int rc = GI_CUDA(c, cudaMalloc(dev, len ? len : 1));
+	int rc = GI_CU(c, c->drv.mem_alloc(dev, len ? len : 1));
 	if (rc == 0 && src && len)
-		rc = GI_CUDA(c, cudaMemcpy(*dev, src, len, cudaMemcpyHostToDevice));
+		rc = GI_CU(c, c->drv.memcpy_htod(*dev, src, len));
 	return rc;
 }
 
-/* Is there a device this build can run on?  -ENODEV with the reason if not. */
-static int gi_cuda_pick_device(struct gi_cuda_exec *c, int dev)
+static int gi_cuda_attr(struct gi_cuda_exec *c, CUdevice_attribute a, int *v)
 {
-	struct cudaDeviceProp p;
-	int n = 0, map = 0, rc;
-	cudaError_t e = cudaGetDeviceCount(&n);
+	return GI_CU(c, c->drv.device_get_attribute(v, a, c->drv.device));
+}
 
-	if (e != cudaSuccess || n == 0) {
-		snprintf(c->err, sizeof(c->err), "no CUDA device or driver found (cudaGetDeviceCount: %s)",
-			 cudaGetErrorString(e != cudaSuccess ? e : cudaErrorNoDevice));
-		(void)cudaGetLastError();
+/* Open the device and check this build can run on it; -ENODEV with the reason if not. */
+static int gi_cuda_pick_device(struct gi_cuda_exec *c)
+{
+	int major = 0, minor = 0, map = 0, timeout = 0, rc;
+	const char *dev = c->conf.cuda_device && c->conf.cuda_device[0] ? c->conf.cuda_device : "0";
+
+	rc = gi_cuda_drv_open(&c->drv, dev, c->err, sizeof(c->err));
+	if (rc == -ENOENT || rc == -ENODEV || rc == -ENOTSUP || rc == -ENOSYS) {
+		char tmp[GI_CUDA_ERRLEN];
+		snprintf(tmp, sizeof(tmp), "no CUDA device or driver found (%.260s)", c->err);
+		memcpy(c->err, tmp, sizeof(tmp));
 		return -ENODEV;
 	}
-	if (dev < 0 || dev >= n) {
-		snprintf(c->err, sizeof(c->err), "CUDA device %d does not exist (this machine has %d, 0..%d)", dev, n,
-			 n - 1);
-		return -ENODEV;
-	}
-	if ((rc = GI_CUDA(c, cudaGetDeviceProperties(&p, dev))) < 0 || (rc = GI_CUDA(c, cudaSetDevice(dev))) < 0 ||
-	    (rc = GI_CUDA(c, cudaDeviceGetAttribute(&map, cudaDevAttrCanMapHostMemory, dev))) < 0)
+	if (rc < 0)
 		return rc;
-	if (p.major * 10 + p.minor < GI_CUDA_MIN_SM) {
-		snprintf(c->err, sizeof(c->err), "CUDA device %d (%.80s) is sm_%d%d; this build runs on sm_%d and newer",
-			 dev, p.name, p.major, p.minor, GI_CUDA_MIN_SM);
+	if ((rc = gi_cuda_attr(c, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &major)) < 0 ||
+	    (rc = gi_cuda_attr(c, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &minor)) < 0 ||
+	    (rc = gi_cuda_attr(c, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, &map)) < 0 ||
+	    (rc = gi_cuda_attr(c, CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT, &timeout)) < 0)
+		return rc;
+	if (major * 10 + minor < GI_CUDA_MIN_SM) {
+		snprintf(c->err, sizeof(c->err), "CUDA device %s (%.80s) is sm_%d%d; this build runs on sm_%d and newer",
+			 dev, c->drv.name, major, minor, GI_CUDA_MIN_SM);
 		return -ENODEV;
 	}
 	if (!map) {
-		snprintf(c->err, sizeof(c->err), "CUDA device %d (%.80s) cannot map host memory", dev, p.name);
+		snprintf(c->err, sizeof(c->err), "CUDA device %s (%.80s) cannot map host memory", dev, c->drv.name);
 		return -ENODEV;
 	}
-	snprintf(c->desc, sizeof(c->desc), "cuda device %d (%.80s, sm_%d%d), %s", dev, p.name, p.major, p.minor,
-		 c->conf.mode == GI_EXEC_LAUNCH ? "launch" : "persistent");
+	/* a display GPU's watchdog kills any kernel that runs for seconds */
+	if (timeout && c->conf.mode == GI_EXEC_PERSISTENT) {
+		snprintf(c->err, sizeof(c->err),
+			 "CUDA device %s (%.80s, %s) drives a display and has a kernel watchdog "
+			 "(KERNEL_EXEC_TIMEOUT), which would kill the persistent kernel; use executor.mode: launch, "
+			 "or a GPU without a display",
+			 dev, c->drv.name, c->drv.pci_bus_id);
+		return -EINVAL;
+	}
+	snprintf(c->desc, sizeof(c->desc), "cuda device %d (%.80s, sm_%d%d, %s), %s%s", c->drv.device_index,
+		 c->drv.name, major, minor, c->drv.pci_bus_id, c->conf.mode == GI_EXEC_LAUNCH ? "launch" : "persistent",
+		 c->drv.emulated ? " [CUDA EMULATION on CPU threads: for tests, not a GPU]" : "");
+	return 0;
+}
+
+static int gi_cuda_load_kernels(struct gi_cuda_exec *c)
+{
+	const struct gi_cuda_drv *d = &c->drv;
+	CUresult r = d->module_load_data(&c->mod, gi_exec_cuda_image);
+	int rc;
+
+	if (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || r == CUDA_ERROR_INVALID_PTX ||
+	    r == CUDA_ERROR_INVALID_IMAGE) {
+		char eb[160];
+		snprintf(c->err, sizeof(c->err),
+			 "the kernels of this build (gpu_archs, CUDA %d.%d) cannot be loaded on %.60s: %s (rebuild with "
+			 "its sm_XX in gpu_archs, or update the driver)",
+			 CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10, d->name, gi_cuda_drv_strerror(d, (int)r, eb, sizeof(eb)));
+		return -ENODEV;
+	}
+	if ((rc = gi_cu_check(c, r, "cuModuleLoadData(gi_exec_cuda_image)", __FILE__, __LINE__)) < 0)
+		return rc;
+	if ((rc = GI_CU(c, d->module_get_function(&c->k_persistent, c->mod, "k_persistent"))) < 0 ||
+	    (rc = GI_CU(c, d->module_get_function(&c->k_batches, c->mod, "k_batches"))) < 0 ||
+	    (rc = GI_CU(c, d->module_get_function(&c->k_tick, c->mod, "k_tick"))) < 0 ||
+	    (rc = GI_CU(c, d->module_get_function(&c->k_probe, c->mod, "k_clock_probe"))) < 0)
+		return rc;
 	return 0;
 }
 
@@ -198,14 +244,14 @@ static int gi_cuda_setup_rings(struct gi_cuda_exec *c, uint32_t *max_stride)
 		}
 		snprintf(what, sizeof(what), "batch ring %u", r);
 		rc = gi_cuda_map_host(c, ring, ring->ring_bytes, &c->ring_maps[r], what);
-		hr[r] = (struct gi_cuda_ring){ .ring = c->ring_maps[r].dev, .size = ring->size,
-					       .max_pkts = ring->max_pkts, .split = ring->split,
+		hr[r] = (struct gi_cuda_ring){ .ring = (struct gi_batch_ring *)(uintptr_t)c->ring_maps[r].dev,
+					       .size = ring->size, .max_pkts = ring->max_pkts, .split = ring->split,
 					       .stride = ring->slot_stride, .tail = GI_LOAD_RELAXED_U64(&ring->tail) };
 		c->launched[r] = hr[r].tail;
 		*max_stride = GI_MAX(*max_stride, ring->slot_stride);
 	}
 	if (rc == 0)
-		rc = gi_cuda_alloc_copy(c, (void **)&c->d_rings, hr, c->conf.n_rings * sizeof(*hr));
+		rc = gi_cuda_alloc_copy(c, &c->d_rings, hr, c->conf.n_rings * sizeof(*hr));
 	free(hr);
 	return rc;
 }
@@ -221,47 +267,60 @@ static int gi_cuda_setup_streams(struct gi_cuda_exec *c)
 		return -ENOMEM;
 	for (uint32_t s = 0; s < ctx->n_streams && rc == 0; s++) {
 		struct gi_frame_ring_hdr *h = ctx->streams[s].ring;
-		struct cudaPointerAttributes pa;
+		CUmemorytype type = 0;
 		size_t bytes = 0;
 
 		/* a frame ring already in device memory has no host-readable header */
-		memset(&pa, 0, sizeof(pa));
-		if (cudaPointerGetAttributes(&pa, h) != cudaSuccess)
-			(void)cudaGetLastError();
-		if (pa.type != cudaMemoryTypeDevice)
+		if (c->drv.pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)h) !=
+			    CUDA_SUCCESS ||
+		    type != CU_MEMORYTYPE_DEVICE)
 			bytes = gi_frame_ring_bytes(h->n_slots, h->packets_per_frame, h->payload_bytes);
 		snprintf(what, sizeof(what), "stream %u frame ring", s);
 		rc = gi_cuda_map_host(c, h, bytes, &c->frame_maps[s], what);
 		ds[s] = ctx->streams[s];
-		ds[s].ring = c->frame_maps[s].dev;
+		ds[s].ring = (struct gi_frame_ring_hdr *)(uintptr_t)c->frame_maps[s].dev;
 		/* frames in GPU memory: the consumers' shared-memory mirror is written by the kernel too */
 		struct gi_frame_ring_hdr *m = ctx->streams[s].mirror;
 		if (rc == 0 && m) {
 			snprintf(what, sizeof(what), "stream %u frame ring mirror", s);
 			rc = gi_cuda_map_host(c, m, gi_frame_mirror_bytes(m->n_slots, m->packets_per_frame),
 					      &c->mirror_maps[s], what);
-			ds[s].mirror = c->mirror_maps[s].dev;
+			ds[s].mirror = (struct gi_frame_ring_hdr *)(uintptr_t)c->mirror_maps[s].dev;
 		}
 	}
 	if (rc == 0 && ctx->n_streams)
 		rc = gi_cuda_map_host(c, ctx->streams, ctx->n_streams * sizeof(*ctx->streams), &c->streams_map,
 				      "stream counters");
 	if (rc == 0)
-		rc = gi_cuda_alloc_copy(c, (void **)&c->d_streams, ds, ctx->n_streams * sizeof(*ds));
+		rc = gi_cuda_alloc_copy(c, &c->d_streams, ds, ctx->n_streams * sizeof(*ds));
 	free(ds);
 	if (rc == 0)
-		rc = gi_cuda_alloc_copy(c, (void **)&c->d_map, ctx->map, (size_t)ctx->n_ports * 65536u * sizeof(uint16_t));
+		rc = gi_cuda_alloc_copy(c, &c->d_map, ctx->map, (size_t)ctx->n_ports * 65536u * sizeof(uint16_t));
 	return rc;
+}
+
+/* A small host block the kernels read or write through its mapping. */
+static int gi_cuda_host_alloc(struct gi_cuda_exec *c, void **host, CUdeviceptr *dev, size_t len)
+{
+	int rc = GI_CU(c, c->drv.mem_host_alloc(host, len, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
+	if (rc < 0)
+		return rc;
+	memset(*host, 0, len);
+	return GI_CU(c, c->drv.mem_host_get_device_pointer(dev, *host, 0));
 }
 
 static int gi_cuda_setup(struct gi_cuda_exec *c)
 {
 	struct gi_exec_ctx *ctx = c->conf.ctx;
+	const struct gi_cuda_drv *d;
 	uint32_t max_stride = 0;
 	int optin = 0, rc;
-	void *dev;
+	CUdeviceptr dev;
 
-	if ((rc = gi_cuda_pick_device(c, c->conf.cuda_device)) < 0)
+	if ((rc = gi_cuda_pick_device(c)) < 0)
+		return rc;
+	d = &c->drv;
+	if ((rc = gi_cuda_load_kernels(c)) < 0)
 		return rc;
 	c->ring_maps = calloc(c->conf.n_rings ? c->conf.n_rings : 1, sizeof(*c->ring_maps));
 	c->frame_maps = calloc(ctx->n_streams ? ctx->n_streams : 1, sizeof(*c->frame_maps));
@@ -269,41 +328,36 @@ static int gi_cuda_setup(struct gi_cuda_exec *c)
 	c->launched = calloc(c->conf.n_rings ? c->conf.n_rings : 1, sizeof(*c->launched));
 	if (!c->ring_maps || !c->frame_maps || !c->mirror_maps || !c->launched)
 		return -ENOMEM;
-	if ((rc = GI_CUDA(c, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking))) < 0)
+	if ((rc = GI_CU(c, d->stream_create(&c->stream, CU_STREAM_NON_BLOCKING))) < 0)
 		return rc;
 	c->have_stream = 1;
-	if ((rc = GI_CUDA(c, cudaHostAlloc((void **)&c->ctl, sizeof(*c->ctl), cudaHostAllocMapped | cudaHostAllocPortable))) < 0 ||
-	    (rc = GI_CUDA(c, cudaHostAlloc((void **)&c->ctr, sizeof(*c->ctr), cudaHostAllocMapped | cudaHostAllocPortable))) < 0)
+	if ((rc = gi_cuda_host_alloc(c, (void **)&c->ctl, &dev, sizeof(*c->ctl))) < 0)
 		return rc;
-	memset(c->ctl, 0, sizeof(*c->ctl));
-	memset(c->ctr, 0, sizeof(*c->ctr));
-	if ((rc = GI_CUDA(c, cudaHostGetDevicePointer(&dev, c->ctl, 0))) < 0)
+	c->args.ctl = (struct gi_cuda_ctl *)(uintptr_t)dev;
+	if ((rc = gi_cuda_host_alloc(c, (void **)&c->ctr, &dev, sizeof(*c->ctr))) < 0)
 		return rc;
-	c->args.ctl = dev;
-	if ((rc = GI_CUDA(c, cudaHostGetDevicePointer(&dev, c->ctr, 0))) < 0)
-		return rc;
-	c->args.ctr_mirror = dev;
+	c->args.ctr_mirror = (struct gi_exec_counters *)(uintptr_t)dev;
 
 	if ((rc = gi_cuda_setup_rings(c, &max_stride)) < 0 || (rc = gi_cuda_setup_streams(c)) < 0)
 		return rc;
 
 	struct gi_cuda_state hs;
 	memset(&hs, 0, sizeof(hs));
-	hs.ctx = (struct gi_exec_ctx){ .n_streams = ctx->n_streams, .n_ports = ctx->n_ports, .streams = c->d_streams,
-				       .map = c->d_map };
-	if ((rc = gi_cuda_alloc_copy(c, (void **)&c->d_state, &hs, sizeof(hs))) < 0)
+	hs.ctx = (struct gi_exec_ctx){ .n_streams = ctx->n_streams, .n_ports = ctx->n_ports,
+				       .streams = (struct gi_stream_rt *)(uintptr_t)c->d_streams,
+				       .map = (uint16_t *)(uintptr_t)c->d_map };
+	if ((rc = gi_cuda_alloc_copy(c, &c->d_state, &hs, sizeof(hs))) < 0)
 		return rc;
 
-	c->args.state = c->d_state;
-	c->args.rings = c->d_rings;
-	c->args.streams_mirror = c->streams_map.dev;
+	c->args.state = (struct gi_cuda_state *)(uintptr_t)c->d_state;
+	c->args.rings = (struct gi_cuda_ring *)(uintptr_t)c->d_rings;
+	c->args.streams_mirror = (struct gi_stream_rt *)(uintptr_t)c->streams_map.dev;
 	c->args.n_rings = c->conf.n_rings;
 	c->args.n_streams = ctx->n_streams;
 	c->args.idle = (uint32_t)c->conf.idle;
 	c->args.tick_ns = c->conf.tick_ns;
 	c->args.smem_bytes = GI_CUDA_SMEM_SLOT_OFF + max_stride;
-	if ((rc = GI_CUDA(c, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-						    c->conf.cuda_device))) < 0)
+	if ((rc = gi_cuda_attr(c, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &optin)) < 0)
 		return rc;
 	if (c->args.smem_bytes > (uint32_t)optin) {
 		snprintf(c->err, sizeof(c->err),
@@ -311,7 +365,13 @@ static int gi_cuda_setup(struct gi_cuda_exec *c)
 			 c->args.smem_bytes, optin);
 		return -EINVAL;
 	}
-	return GI_CUDA(c, gi_cuda_kernels_prepare(c->args.smem_bytes));
+	/* above 48 KiB a kernel must opt in to dynamic shared memory */
+	if ((rc = GI_CU(c, d->func_set_attribute(c->k_persistent, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+						 (int)c->args.smem_bytes))) < 0 ||
+	    (rc = GI_CU(c, d->func_set_attribute(c->k_batches, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+						 (int)c->args.smem_bytes))) < 0)
+		return rc;
+	return 0;
 }
 
 int gi_cuda_exec_create(const struct gi_executor_conf *conf, struct gi_cuda_exec **out, char *why, size_t whylen)
@@ -341,6 +401,20 @@ int gi_cuda_exec_create(const struct gi_executor_conf *conf, struct gi_cuda_exec
 	return 0;
 }
 
+/* One kernel on the executor's stream. */
+static int gi_cuda_launch(struct gi_cuda_exec *c, CUfunction f, const char *name, unsigned threads, unsigned smem,
+			  void **params)
+{
+	CUresult r = c->drv.launch_kernel(f, 1, 1, 1, threads, 1, 1, smem, c->stream, params, NULL);
+	return gi_cu_check(c, r, name, __FILE__, __LINE__);
+}
+
+static int gi_cuda_launch_tick(struct gi_cuda_exec *c, uint32_t flush)
+{
+	void *p[] = { &c->args, &flush };
+	return gi_cuda_launch(c, c->k_tick, "cuLaunchKernel(k_tick)", GI_WARP_LANES, 0, p);
+}
+
 /*
  * CLOCK_MONOTONIC = %globaltimer + offset.  A probe kernel stores
  * %globaltimer to mapped host memory; the host takes its clock the moment
@@ -350,17 +424,18 @@ int gi_cuda_exec_create(const struct gi_executor_conf *conf, struct gi_cuda_exec
  */
 static int gi_cuda_calibrate(struct gi_cuda_exec *c)
 {
+	void *p[] = { &c->args.ctl };
 	int rc;
 
 	for (int k = 0; k < 2; k++) {
 		uint64_t gt, deadline = gi_now_ns() + 2000000000ull;
 		__atomic_store_n(&c->ctl->probe_gt, 0, __ATOMIC_RELAXED);
-		if ((rc = GI_CUDA(c, gi_cuda_launch_clock_probe(c->args.ctl, c->stream))) < 0)
+		if ((rc = gi_cuda_launch(c, c->k_probe, "cuLaunchKernel(k_clock_probe)", 1, 0, p)) < 0)
 			return rc;
 		while ((gt = __atomic_load_n(&c->ctl->probe_gt, __ATOMIC_ACQUIRE)) == 0) {
-			cudaError_t e = cudaStreamQuery(c->stream);
-			if (e != cudaSuccess && e != cudaErrorNotReady)
-				return gi_cuda_check(c, e, "clock probe kernel", __FILE__, __LINE__);
+			CUresult r = c->drv.stream_query(c->stream);
+			if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
+				return gi_cu_check(c, r, "the clock probe kernel (cuStreamQuery)", __FILE__, __LINE__);
 			if (gi_now_ns() > deadline) {
 				snprintf(c->err, sizeof(c->err), "clock probe kernel did not run within 2 s");
 				return -ETIMEDOUT;
@@ -368,7 +443,7 @@ static int gi_cuda_calibrate(struct gi_cuda_exec *c)
 		}
 		c->args.clock_offset_ns = (int64_t)(gi_now_ns() - gt);
 	}
-	return GI_CUDA(c, cudaStreamSynchronize(c->stream)); /* the probe is done: it ends in microseconds */
+	return GI_CU(c, c->drv.stream_synchronize(c->stream)); /* the probe is done: it ends in microseconds */
 }
 
 /* Launch mode: launches kernels on the one in-order stream (its order is what makes lane 0 the single writer). */
@@ -380,7 +455,10 @@ static void *gi_cuda_launcher(void *arg)
 	int dirty = 0, rc = 0;
 
 	gi_idle_init(&idle, c->conf.idle);
-	rc = GI_CUDA(c, cudaSetDevice(c->conf.cuda_device)); /* the current device is per thread */
+	if (gi_cuda_drv_make_current(&c->drv) < 0) { /* the current context is per thread */
+		snprintf(c->err, sizeof(c->err), "launcher thread: cannot make the CUDA context current");
+		rc = -EIO;
+	}
 	for (; rc == 0;) {
 		int quit = __atomic_load_n(&c->host_quit, __ATOMIC_ACQUIRE);
 		uint32_t paused = __atomic_load_n(&c->ctl->paused, __ATOMIC_RELAXED);
@@ -391,7 +469,9 @@ static void *gi_cuda_launcher(void *arg)
 				uint64_t head = GI_LOAD_ACQUIRE_U64(&c->conf.rings[r]->head);
 				if (head == c->launched[r])
 					continue;
-				rc = GI_CUDA(c, gi_cuda_launch_batches(&c->args, r, c->launched[r], head, c->stream));
+				void *p[] = { &c->args, &r, &c->launched[r], &head };
+				rc = gi_cuda_launch(c, c->k_batches, "cuLaunchKernel(k_batches)", GI_WARP_LANES,
+						    c->args.smem_bytes, p);
 				c->launched[r] = head;
 				n++;
 			}
@@ -401,14 +481,14 @@ static void *gi_cuda_launcher(void *arg)
 		/* no ticks while paused: k_tick counts progress, and a paused executor makes none */
 		if (paused == GI_EXEC_RUN && (now >= next_tick || (n == 0 && dirty))) {
 			/* timeouts every tick; and when going idle, so stream counters reach the host now */
-			if ((rc = GI_CUDA(c, gi_cuda_launch_tick(&c->args, 0, c->stream))) < 0)
+			if ((rc = gi_cuda_launch_tick(c, 0)) < 0)
 				break;
 			next_tick = now + c->conf.tick_ns;
 			dirty = 0;
 		}
-		cudaError_t e = cudaStreamQuery(c->stream); /* a faulting kernel must stop us, not hang us */
-		if (e != cudaSuccess && e != cudaErrorNotReady &&
-		    (rc = gi_cuda_check(c, e, "a launched kernel (cudaStreamQuery)", __FILE__, __LINE__)) < 0)
+		CUresult e = c->drv.stream_query(c->stream); /* a faulting kernel must stop us, not hang us */
+		if (e != CUDA_SUCCESS && e != CUDA_ERROR_NOT_READY &&
+		    (rc = gi_cu_check(c, e, "a launched kernel (cuStreamQuery)", __FILE__, __LINE__)) < 0)
 			break;
 		if (n) {
 			dirty = 1;
@@ -418,14 +498,14 @@ static void *gi_cuda_launcher(void *arg)
 		}
 	}
 	if (rc == 0)
-		rc = GI_CUDA(c, gi_cuda_launch_tick(&c->args, 1, c->stream));
-	for (cudaError_t e = cudaErrorNotReady; rc == 0 && e == cudaErrorNotReady;) {
-		e = cudaStreamQuery(c->stream);
-		if (e == cudaErrorNotReady) {
+		rc = gi_cuda_launch_tick(c, 1);
+	for (CUresult e = CUDA_ERROR_NOT_READY; rc == 0 && e == CUDA_ERROR_NOT_READY;) {
+		e = c->drv.stream_query(c->stream);
+		if (e == CUDA_ERROR_NOT_READY) {
 			struct timespec ts = { 0, 50000 };
 			nanosleep(&ts, NULL);
 		} else {
-			rc = gi_cuda_check(c, e, "the final flush kernel (cudaStreamQuery)", __FILE__, __LINE__);
+			rc = gi_cu_check(c, e, "the final flush kernel (cuStreamQuery)", __FILE__, __LINE__);
 		}
 	}
 	c->thread_rc = rc;
@@ -440,10 +520,16 @@ int gi_cuda_exec_start(struct gi_cuda_exec *c)
 	if (c->running)
 		return 0;
 	c->err[0] = '\0';
-	if ((rc = GI_CUDA(c, cudaSetDevice(c->conf.cuda_device))) < 0 || (rc = gi_cuda_calibrate(c)) < 0)
+	if (gi_cuda_drv_make_current(&c->drv) < 0) {
+		snprintf(c->err, sizeof(c->err), "cannot make the CUDA context current");
+		return -EIO;
+	}
+	if ((rc = gi_cuda_calibrate(c)) < 0)
 		return rc;
 	if (c->conf.mode == GI_EXEC_PERSISTENT) {
-		if ((rc = GI_CUDA(c, gi_cuda_launch_persistent(&c->args, c->stream))) < 0)
+		void *p[] = { &c->args };
+		if ((rc = gi_cuda_launch(c, c->k_persistent, "cuLaunchKernel(k_persistent)", GI_WARP_LANES,
+					 c->args.smem_bytes, p)) < 0)
 			return rc;
 	} else {
 		pthread_attr_t attr;
@@ -474,7 +560,7 @@ static int gi_cuda_copy_back(struct gi_cuda_exec *c)
 	struct gi_exec_counters ctr;
 	int rc;
 
-	if ((rc = GI_CUDA(c, cudaMemcpy(&ctr, &c->d_state->ctr, sizeof(ctr), cudaMemcpyDeviceToHost))) < 0)
+	if ((rc = GI_CU(c, c->drv.memcpy_dtoh(&ctr, c->d_state + offsetof(struct gi_cuda_state, ctr), sizeof(ctr)))) < 0)
 		return rc;
 	for (size_t w = 0; w < sizeof(ctr) / 8; w++)
 		__atomic_store_n((uint64_t *)c->ctr + w, ((uint64_t *)&ctr)[w], __ATOMIC_RELAXED);
@@ -483,7 +569,7 @@ static int gi_cuda_copy_back(struct gi_cuda_exec *c)
 	struct gi_stream_rt *ds = malloc(ctx->n_streams * sizeof(*ds));
 	if (!ds)
 		return -ENOMEM;
-	rc = GI_CUDA(c, cudaMemcpy(ds, c->d_streams, ctx->n_streams * sizeof(*ds), cudaMemcpyDeviceToHost));
+	rc = GI_CU(c, c->drv.memcpy_dtoh(ds, c->d_streams, ctx->n_streams * sizeof(*ds)));
 	for (uint32_t s = 0; rc == 0 && s < ctx->n_streams; s++) {
 		struct gi_stream_rt *h = &ctx->streams[s];
 		h->started = ds[s].started;
@@ -510,7 +596,7 @@ int gi_cuda_exec_stop(struct gi_cuda_exec *c, uint64_t timeout_ns)
 		return 0;
 	/* stuck after an earlier timeout: look again (the daemon stops in slices
 	 * so that a second SIGTERM is seen); it may have drained since */
-	(void)cudaSetDevice(c->conf.cuda_device); /* stop may come from another thread than start */
+	(void)gi_cuda_drv_make_current(&c->drv); /* stop may come from another thread than start */
 	/* paused off before stop: a kernel that sees stop must drain, not leave;
 	 * hung (test hook) stays hung, and this stop times out */
 	if (__atomic_load_n(&c->ctl->paused, __ATOMIC_RELAXED) == GI_EXEC_PAUSE)
@@ -522,9 +608,9 @@ int gi_cuda_exec_stop(struct gi_cuda_exec *c, uint64_t timeout_ns)
 
 	for (;;) {
 		if (c->conf.mode == GI_EXEC_PERSISTENT) {
-			cudaError_t e = cudaStreamQuery(c->stream);
-			if (e != cudaErrorNotReady) {
-				rc = gi_cuda_check(c, e, "the persistent kernel (cudaStreamQuery)", __FILE__, __LINE__);
+			CUresult e = c->drv.stream_query(c->stream);
+			if (e != CUDA_ERROR_NOT_READY) {
+				rc = gi_cu_check(c, e, "the persistent kernel (cuStreamQuery)", __FILE__, __LINE__);
 				break;
 			}
 		} else if (__atomic_load_n(&c->drained, __ATOMIC_ACQUIRE)) {
@@ -552,33 +638,38 @@ int gi_cuda_exec_stop(struct gi_cuda_exec *c, uint64_t timeout_ns)
 
 void gi_cuda_exec_destroy(struct gi_cuda_exec *c)
 {
+	const struct gi_cuda_drv *d;
+
 	if (!c)
 		return;
 	if (c->running && gi_cuda_exec_stop(c, 1000000000ull) == -ETIMEDOUT)
 		c->stuck = 1;
 	if (c->stuck)
 		return; /* the GPU may still use all of it; process exit reclaims it */
-	for (uint32_t r = 0; c->ring_maps && r < c->conf.n_rings; r++)
-		gi_cuda_unmap(&c->ring_maps[r]);
-	for (uint32_t s = 0; c->frame_maps && s < c->conf.ctx->n_streams; s++)
-		gi_cuda_unmap(&c->frame_maps[s]);
-	for (uint32_t s = 0; c->mirror_maps && s < c->conf.ctx->n_streams; s++)
-		gi_cuda_unmap(&c->mirror_maps[s]);
-	gi_cuda_unmap(&c->streams_map);
-	if (c->d_state)
-		(void)cudaFree(c->d_state);
-	if (c->d_rings)
-		(void)cudaFree(c->d_rings);
-	if (c->d_streams)
-		(void)cudaFree(c->d_streams);
-	if (c->d_map)
-		(void)cudaFree(c->d_map);
-	if (c->ctl)
-		(void)cudaFreeHost(c->ctl);
-	if (c->ctr)
-		(void)cudaFreeHost(c->ctr);
-	if (c->have_stream)
-		(void)cudaStreamDestroy(c->stream);
+	d = &c->drv;
+	if (d->lib) {
+		(void)gi_cuda_drv_make_current(d);
+		for (uint32_t r = 0; c->ring_maps && r < c->conf.n_rings; r++)
+			gi_cuda_unmap(c, &c->ring_maps[r]);
+		for (uint32_t s = 0; c->frame_maps && s < c->conf.ctx->n_streams; s++)
+			gi_cuda_unmap(c, &c->frame_maps[s]);
+		for (uint32_t s = 0; c->mirror_maps && s < c->conf.ctx->n_streams; s++)
+			gi_cuda_unmap(c, &c->mirror_maps[s]);
+		gi_cuda_unmap(c, &c->streams_map);
+		CUdeviceptr dptrs[] = { c->d_state, c->d_rings, c->d_streams, c->d_map };
+		for (size_t i = 0; i < sizeof(dptrs) / sizeof(dptrs[0]); i++)
+			if (dptrs[i])
+				(void)d->mem_free(dptrs[i]);
+		if (c->ctl)
+			(void)d->mem_free_host(c->ctl);
+		if (c->ctr)
+			(void)d->mem_free_host(c->ctr);
+		if (c->have_stream)
+			(void)d->stream_destroy(c->stream);
+		if (c->mod)
+			(void)d->module_unload(c->mod);
+	}
+	gi_cuda_drv_close(&c->drv);
 	free(c->ring_maps);
 	free(c->frame_maps);
 	free(c->mirror_maps);

@@ -37,12 +37,18 @@
 
 #define GI_CACHE_LINE 64
 
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && !defined(GI_CUDA_EMU)
 /*
  * Device side.  Counters are single-writer per stream (one executor owns a
  * ring, a stream is steered to one ring), so plain volatile stores suffice
  * for them; the ring words are shared with the CPU across PCIe and need a
  * system-scope fence before the store that publishes them.
+ *
+ * Device code never writes `volatile` or a fence of its own for these
+ * hand-offs: it uses these macros, which the CUDA emulation
+ * (tests/cuda_emu/cuda_emu.h, GI_CUDA_EMU) defines as C11 atomics with the
+ * same meaning, so the emulated kernels make the same claims a
+ * ThreadSanitizer run can check.
  */
 #define GI_LOAD_ACQUIRE_U64(p) \
 	({ uint64_t v_ = *(volatile const uint64_t *)(p); __threadfence_system(); v_; })
@@ -55,7 +61,7 @@
 #define GI_STORE_RELEASE_U32(p, v) \
 	do { __threadfence_system(); *(volatile uint32_t *)(p) = (v); } while (0)
 #define GI_FENCE_RELEASE() __threadfence_system()
-#else
+#elif !defined(__CUDA_ARCH__)
 #define GI_LOAD_ACQUIRE_U64(p) __atomic_load_n((const uint64_t *)(p), __ATOMIC_ACQUIRE)
 #define GI_STORE_RELEASE_U64(p, v) __atomic_store_n((uint64_t *)(p), (uint64_t)(v), __ATOMIC_RELEASE)
 #define GI_LOAD_RELAXED_U64(p) __atomic_load_n((const uint64_t *)(p), __ATOMIC_RELAXED)
@@ -65,6 +71,17 @@
 #define GI_STORE_RELEASE_U32(p, v) __atomic_store_n((uint32_t *)(p), (uint32_t)(v), __ATOMIC_RELEASE)
 /* orders every earlier access before every later store (seqlock writer entry) */
 #define GI_FENCE_RELEASE() __atomic_thread_fence(__ATOMIC_RELEASE)
+#endif
+/* (GI_CUDA_EMU with __CUDA_ARCH__: the emulation header has defined all of the above) */
+
+#if defined(__CUDACC__) && !defined(GI_CUDA_EMU)
+/* the one clock: %globaltimer, ns (gi_dev_now() adds the host offset) */
+#define GI_DEV_GLOBALTIMER() \
+	({ uint64_t t_; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_)); t_; })
+/* the block's dynamic shared memory, as an array `name` of T */
+#define GI_EXTERN_SHARED(T, name) extern __shared__ __align__(16) T name[]
+/* the emulation's table of kernels; under nvcc the fatbin is the module image */
+#define GI_KERNEL_TABLE(image, ...)
 #endif
 
 /*

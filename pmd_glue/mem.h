@@ -159,7 +159,7 @@ void gi_mem_gpudev_bind(struct gi_mem_provider providers[GI_MEM_N_KINDS], int16_
  * Never fails: what it could not find is recorded in *p.  Skip the CUDA
  * probe with drv == NULL.  Main thread.
  */
-void gi_gpu_probe(struct gi_gpu_probe *p, struct gi_cuda_drv *drv, int cuda_device);
+void gi_gpu_probe(struct gi_gpu_probe *p, struct gi_cuda_drv *drv, const char *cuda_device);
 
 /*
  * Resolve `requested` against `probe` (pure; no I/O, no logging):
@@ -180,7 +180,8 @@ int gi_mem_select(enum gi_backend requested, const struct gi_gpu_probe *probe, s
  * gi_cuda_drv_close() it at shutdown after every region is freed.
  * 0 or -ENODEV / -EINVAL (out->why holds the one-line reason).
  */
-int gi_mem_setup(enum gi_backend requested, int cuda_device, struct gi_cuda_drv *drv, struct gi_mem_choice *out);
+int gi_mem_setup(enum gi_backend requested, const char *cuda_device, struct gi_cuda_drv *drv,
+		 struct gi_mem_choice *out);
 
 /*
  * The provider serving pool `pool` of `kind` under `c`, or NULL with one

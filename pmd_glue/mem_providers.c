@@ -32,7 +32,7 @@ static const char *backend_name(enum gi_backend b)
 	return "?";
 }
 
-void gi_gpu_probe(struct gi_gpu_probe *p, struct gi_cuda_drv *drv, int cuda_device)
+void gi_gpu_probe(struct gi_gpu_probe *p, struct gi_cuda_drv *drv, const char *cuda_device)
 {
 	memset(p, 0, sizeof(*p));
 	p->gpudev_id = -1;
@@ -51,7 +51,7 @@ void gi_gpu_probe(struct gi_gpu_probe *p, struct gi_cuda_drv *drv, int cuda_devi
 	p->cuda_status = gi_cuda_drv_open(drv, cuda_device, p->cuda_err, sizeof(p->cuda_err));
 	if (p->cuda_status == 0) {
 		p->cuda = drv;
-		snprintf(p->cuda_name, sizeof(p->cuda_name), "device %d: %s at %s", cuda_device, drv->name,
+		snprintf(p->cuda_name, sizeof(p->cuda_name), "device %d: %s at %s", drv->device_index, drv->name,
 			 drv->pci_bus_id);
 	}
 }
@@ -124,7 +124,8 @@ int gi_mem_select(enum gi_backend requested, const struct gi_gpu_probe *probe, s
 	return 0;
 }
 
-int gi_mem_setup(enum gi_backend requested, int cuda_device, struct gi_cuda_drv *drv, struct gi_mem_choice *out)
+int gi_mem_setup(enum gi_backend requested, const char *cuda_device, struct gi_cuda_drv *drv,
+		 struct gi_mem_choice *out)
 {
 	struct gi_gpu_probe probe;
 	int rc;
@@ -139,9 +140,17 @@ int gi_mem_setup(enum gi_backend requested, int cuda_device, struct gi_cuda_drv 
 		return rc;
 	}
 	gi_log(GI_LOG_INFO, "executor: backend %s (%s)", backend_name(out->backend), out->why);
-	if (out->backend == GI_BACKEND_CUDA && drv && !drv->rdma_flush_needed)
-		gi_log(GI_LOG_INFO, "cuda: %s orders GPUDirect RDMA writes itself (or cannot flush them); no flush "
-		       "before the doorbell", drv->name);
+	if (out->backend == GI_BACKEND_CUDA && drv && drv->emulated)
+		gi_log(GI_LOG_WARNING, "cuda: this is the CUDA EMULATION build (tests only): kernels run on CPU threads, "
+		       "%s is not a GPU and no figure it gives is a GPU result", drv->name);
+	if (out->backend == GI_BACKEND_CUDA && drv && drv->rdma_flush_missing)
+		gi_log(GI_LOG_WARNING, "cuda: %s (%s) does not order GPUDirect RDMA writes for its own kernels and this "
+		       "driver cannot flush them (no host flush option or no cuFlushGPUDirectRDMAWrites): with device "
+		       "pools a kernel may read packet bytes before the NIC's writes land; update the NVIDIA driver",
+		       drv->name, drv->pci_bus_id);
+	else if (out->backend == GI_BACKEND_CUDA && drv && !drv->rdma_flush_needed)
+		gi_log(GI_LOG_INFO, "cuda: %s orders GPUDirect RDMA writes for its own kernels; no flush before the "
+		       "doorbell", drv->name);
 	return 0;
 }
 

@@ -199,18 +199,14 @@ static void ring_unmap(struct ring *r)
  */
 static int ring_open_device(struct ring *r, const struct gi_frame_ring_hdr *h, char *why, size_t why_len)
 {
-	char err[200];
+	char err[200], dev[32];
 	/* the daemon's GPU by PCI address: its ordinal here may differ
-	 * (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER); the ordinal is the first guess */
-	int rc = gi_cuda_drv_open(&r->drv, (int)h->dev_ordinal, err, sizeof(err));
-	for (int dev = 0; rc == 0 && h->dev_pci_bus_id[0] && strcasecmp(r->drv.pci_bus_id, h->dev_pci_bus_id) != 0;
-	     dev++) {
-		gi_cuda_drv_close(&r->drv);
-		rc = dev < 64 ? gi_cuda_drv_open(&r->drv, dev, err, sizeof(err)) : -ENODEV;
-		if (rc == -ENODEV)
-			snprintf(err, sizeof(err), "no GPU with PCI address %.31s is visible to this process",
-				 h->dev_pci_bus_id);
-	}
+	 * (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER); a record without one names the ordinal */
+	memcpy(dev, h->dev_pci_bus_id, sizeof(dev) - 1);
+	dev[sizeof(dev) - 1] = '\0';
+	if (!dev[0])
+		snprintf(dev, sizeof(dev), "%u", h->dev_ordinal);
+	int rc = gi_cuda_drv_open(&r->drv, dev, err, sizeof(err));
 	if (rc < 0) {
 		snprintf(why, why_len, "frames are in GPU memory (device %u, %.31s) and CUDA is unusable here: %s",
 			 h->dev_ordinal, h->dev_pci_bus_id, err);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "gi_build_config.h"
 #include "kernels/cuda_drv.h"
 #include "pmd_glue/mem.h"
 
@@ -208,7 +209,7 @@ static void test_real_probe(void **state)
 
 	(void)state;
 	memset(&drv, 0xa5, sizeof(drv)); /* open must not trust what it is given */
-	gi_gpu_probe(&probe, &drv, 0);
+	gi_gpu_probe(&probe, &drv, "0");
 	print_message("gpudev: %u, cuda: %d (%s%s)\n", probe.gpudev_count, probe.cuda_status, probe.cuda_err,
 		      probe.cuda_name);
 	if (probe.cuda_status == 0) {
@@ -258,31 +259,31 @@ static void test_setup_without_gpu(void **state)
 	struct gi_mem_choice c;
 
 	(void)state;
-	gi_gpu_probe(&probe, &drv, 0);
+	gi_gpu_probe(&probe, &drv, "0");
 	gi_cuda_drv_close(&drv);
 	if (probe.cuda_status == 0 || probe.gpudev_count > 0)
 		skip(); /* this machine has a GPU */
 
-	assert_int_equal(gi_mem_setup(GI_BACKEND_AUTO, 0, &drv, &c), 0);
+	assert_int_equal(gi_mem_setup(GI_BACKEND_AUTO, "0", &drv, &c), 0);
 	assert_int_equal(c.backend, GI_BACKEND_HOST);
 	assert_non_null(strstr(c.why, "auto: DPDK gpudev has no GPU"));
 	assert_non_null(strstr(c.why, "; using host"));
 	assert_null(drv.lib);
 
-	assert_int_equal(gi_mem_setup(GI_BACKEND_CUDA, 0, &drv, &c), -ENODEV);
+	assert_int_equal(gi_mem_setup(GI_BACKEND_CUDA, "0", &drv, &c), -ENODEV);
 	assert_non_null(strstr(c.why, "backend: cuda: no usable GPU or NVIDIA driver found"));
 	assert_non_null(strstr(c.why, "use backend: host"));
 	assert_null(drv.lib);
 
-	assert_int_equal(gi_mem_setup(GI_BACKEND_GPUDEV, 0, &drv, &c), -ENODEV);
+	assert_int_equal(gi_mem_setup(GI_BACKEND_GPUDEV, "0", &drv, &c), -ENODEV);
 	assert_non_null(strstr(c.why, "use backend: host"));
 
-	assert_int_equal(gi_mem_setup(GI_BACKEND_HOST, 0, &drv, &c), 0);
+	assert_int_equal(gi_mem_setup(GI_BACKEND_HOST, "0", &drv, &c), 0);
 	assert_int_equal(c.backend, GI_BACKEND_HOST);
 	assert_null(drv.lib);
 
 	/* a second device index that cannot exist */
-	assert_int_equal(gi_mem_setup(GI_BACKEND_CUDA, 7, NULL, &c), -ENODEV);
+	assert_int_equal(gi_mem_setup(GI_BACKEND_CUDA, "7", NULL, &c), -ENODEV);
 }
 
 /* Entry points resolve against the toolkit's stub libcuda (opt-in). */
@@ -292,9 +293,9 @@ static void test_cuda_stub_library(void **state)
 	char err[256];
 
 	(void)state;
-	if (!getenv("GI_TEST_CUDA_STUB") || !gi_cuda_drv_built())
+	if (!getenv("GI_TEST_CUDA_STUB") || !gi_cuda_drv_built() || GI_CUDA_EMULATION)
 		skip();
-	int rc = gi_cuda_drv_open(&drv, 0, err, sizeof(err));
+	int rc = gi_cuda_drv_open(&drv, "0", err, sizeof(err));
 	print_message("stub libcuda: %d %s\n", rc, err);
 	assert_int_equal(rc, -ENODEV);
 	assert_non_null(strstr(err, "libcuda.so.1 is the CUDA toolkit's stub, not the NVIDIA driver's"));
