@@ -106,7 +106,11 @@ static const struct gi_enum_val backends[] = {
 	{ "gpudev", GI_BACKEND_GPUDEV }, { NULL, 0 },
 };
 static const struct gi_enum_val exec_modes[] = {
-	{ "persistent", GI_EXEC_PERSISTENT }, { "launch", GI_EXEC_LAUNCH }, { NULL, 0 },
+	{ "auto", GI_EXEC_AUTO }, { "persistent", GI_EXEC_PERSISTENT }, { "launch", GI_EXEC_LAUNCH },
+	{ "threads", GI_EXEC_THREADS }, { "inline", GI_EXEC_INLINE }, { NULL, 0 },
+};
+static const struct gi_enum_val exec_pipelines[] = {
+	{ "phased", GI_PIPE_PHASED }, { "serial", GI_PIPE_SERIAL }, { NULL, 0 },
 };
 static const struct gi_enum_val idle_policies[] = {
 	{ "busy", GI_IDLE_BUSY }, { "adaptive", GI_IDLE_ADAPTIVE }, { NULL, 0 },
@@ -246,7 +250,10 @@ static const struct gi_key log_keys[] = {
 };
 static const struct gi_key executor_keys[] = {
 	K_ENUM("backend", struct gi_cfg_executor, backend, backends, GI_BACKEND_AUTO, 0),
-	K_ENUM("mode", struct gi_cfg_executor, mode, exec_modes, GI_EXEC_PERSISTENT, 0),
+	K_ENUM("mode", struct gi_cfg_executor, mode, exec_modes, GI_EXEC_AUTO, 0),
+	K_ENUM("pipeline", struct gi_cfg_executor, pipeline, exec_pipelines, GI_PIPE_PHASED, 0),
+	K_INT("threads", struct gi_cfg_executor, threads, 1, 64, 1, 0),
+	K_INT("threads_per_ring", struct gi_cfg_executor, threads_per_ring, 32, 1024, 256, 0),
 	K_STR("device", struct gi_cfg_executor, device, "0", check_cuda_device, 0),
 	K_ENUM("idle", struct gi_cfg_executor, idle, idle_policies, GI_IDLE_ADAPTIVE, 0),
 	K_INT("cpu", struct gi_cfg_executor, cpu, -1, 1023, -1, 0),
@@ -1421,6 +1428,32 @@ static bool is_pci_address(const char *s)
 	return true;
 }
 
+/* executor: modes and pipelines that belong to the other backend */
+static void check_executor(struct gi_ctx *c, const struct gi_config *cfg)
+{
+	const struct gi_cfg_executor *e = &cfg->executor;
+	bool gpu = e->backend == GI_BACKEND_CUDA || e->backend == GI_BACKEND_GPUDEV;
+
+	if (e->threads_per_ring % 32)
+		err_at(c, mark_of(node_at(c, "executor.threads_per_ring")), "executor.threads_per_ring",
+		       "%u is not a whole number of warps (allowed: a multiple of 32 in [32, 1024])", e->threads_per_ring);
+	if (gpu && (e->mode == GI_EXEC_THREADS || e->mode == GI_EXEC_INLINE))
+		err_at(c, mark_of(node_at(c, "executor.mode")), "executor.mode",
+		       "'%s' runs the executor on CPU threads, but backend %s runs it on the GPU (allowed with a GPU "
+		       "backend: auto, persistent, launch)",
+		       enum_name(exec_modes, e->mode), enum_name(backends, e->backend));
+	if (gpu && e->pipeline == GI_PIPE_SERIAL)
+		err_at(c, mark_of(node_at(c, "executor.pipeline")), "executor.pipeline",
+		       "'serial' is the host executor's reference path; backend %s runs the phased kernels (allowed "
+		       "with a GPU backend: phased)",
+		       enum_name(backends, e->backend));
+	if (e->backend == GI_BACKEND_HOST && (e->mode == GI_EXEC_PERSISTENT || e->mode == GI_EXEC_LAUNCH))
+		err_at(c, mark_of(node_at(c, "executor.mode")), "executor.mode",
+		       "'%s' describes how GPU kernels run; backend host runs threads (allowed with backend host: "
+		       "auto, threads, inline)",
+		       enum_name(exec_modes, e->mode));
+}
+
 static void cross_check(struct gi_ctx *c, struct gi_config *cfg)
 {
 	check_unique(c, "memory", cfg->pools[0].name, sizeof(cfg->pools[0]), cfg->n_pools);
@@ -1431,6 +1464,7 @@ static void cross_check(struct gi_ctx *c, struct gi_config *cfg)
 	check_ports(c, cfg);
 	check_pools(c, cfg);
 	check_lcores(c, cfg);
+	check_executor(c, cfg);
 	check_streams(c, cfg);
 	check_vita49(c, cfg);
 	check_custom(c, cfg);

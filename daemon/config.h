@@ -153,7 +153,10 @@ struct gi_cfg_stats {
 
 struct gi_cfg_executor {
 	enum gi_backend backend;     /* auto | host | cuda | gpudev, default auto */
-	enum gi_exec_mode mode;      /* persistent | launch (GPU backends), default persistent */
+	enum gi_exec_mode mode;      /* auto | persistent | launch (GPU) | threads | inline (host), default auto */
+	enum gi_exec_pipeline pipeline; /* phased | serial (host reference), default phased */
+	uint32_t threads;            /* host worker threads in mode threads [1, 64], default 1 */
+	uint32_t threads_per_ring;   /* CUDA threads per CTA (one CTA per ring group) [32, 1024], default 256 */
 	char device[32];             /* CUDA device: ordinal "0".."63" or PCI address "0000:ca:00.0", default "0" */
 	enum gi_idle_policy idle;    /* default adaptive */
 	int cpu;                     /* -1 = not pinned (default) */

@@ -484,21 +484,99 @@ static int rings_start(struct gi_daemon *d)
 	return 0;
 }
 
+/*
+ * Ring groups (kernels/executor.h): rings that may carry the same stream
+ * are served by one worker.  A port whose rte_flow rules steer each stream
+ * to its queue gives one group per queue; a port classified in software
+ * (no rte_flow, or flow_steering: false) may see a stream on any of its
+ * queues (RSS hashes by flow, and a stream can be several flows), so all
+ * its queues are one group.  One allocation: free(*groups) frees it all.
+ */
+static int exec_groups_build(const struct gi_daemon *d, struct gi_exec_group **groups, uint32_t *n_groups)
+{
+	const struct gi_config *c = &d->cfg;
+	uint32_t n = d->n_rxq, ns = c->n_streams;
+	uint32_t *grp = calloc(n ? n : 1, sizeof(*grp));       /* ring -> group */
+	uint32_t *ring_of = calloc(ns ? ns : 1, sizeof(*ring_of)); /* stream -> ring */
+	uint32_t ng = 0;
+
+	if (!grp || !ring_of) {
+		free(grp);
+		free(ring_of);
+		return -ENOMEM;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		const struct gi_port *pt = &d->ports[d->rxq[k].port_index];
+		bool steered = pt->flows.steer && !pt->flows.software;
+		uint32_t j = 0;
+		/* an unsteered port's queues join the group of its first queue */
+		while (!steered && j < k && d->rxq[j].port_index != d->rxq[k].port_index)
+			j++;
+		grp[k] = !steered && j < k ? grp[j] : ng++;
+	}
+	for (uint32_t i = 0; i < ns; i++) {
+		ring_of[i] = 0;
+		for (uint32_t k = 0; k < n; k++)
+			if (d->rxq[k].port_index == (uint32_t)c->streams[i].port_index && d->rxq[k].queue == c->streams[i].queue)
+				ring_of[i] = k;
+	}
+	size_t bytes = ng * sizeof(struct gi_exec_group) + n * sizeof(uint32_t) + ns * sizeof(uint16_t) + 8;
+	struct gi_exec_group *g = calloc(1, bytes);
+	if (!g) {
+		free(grp);
+		free(ring_of);
+		return -ENOMEM;
+	}
+	uint32_t *rings = (uint32_t *)(g + ng);
+	uint16_t *streams = (uint16_t *)(rings + n);
+	for (uint32_t q = 0; q < ng; q++) {
+		g[q].rings = rings;
+		for (uint32_t k = 0; k < n; k++)
+			if (grp[k] == q)
+				rings[g[q].n_rings++] = k;
+		rings += g[q].n_rings;
+		g[q].streams = streams;
+		for (uint32_t i = 0; i < ns; i++)
+			if (grp[ring_of[i]] == q)
+				streams[g[q].n_streams++] = (uint16_t)i;
+		streams += g[q].n_streams;
+	}
+	free(grp);
+	free(ring_of);
+	*groups = g;
+	*n_groups = ng;
+	return 0;
+}
+
 static int executor_start(struct gi_daemon *d)
 {
-	char err[256];
+	char err[320];
+	struct gi_exec_group *groups = NULL;
+	uint32_t n_groups = 0;
+	int rc = exec_groups_build(d, &groups, &n_groups);
+	if (rc < 0) {
+		gi_log(GI_LOG_ERR, "executor: out of memory for its ring groups");
+		return rc;
+	}
 	struct gi_executor_conf ec = {
 		.backend = d->mem.backend,
 		.mode = d->cfg.executor.mode,
+		.pipeline = d->cfg.executor.pipeline,
 		.cuda_device = d->cfg.executor.device,
+		.threads = d->cfg.executor.threads,
+		.threads_per_ring = d->cfg.executor.threads_per_ring,
 		.idle = d->cfg.executor.idle,
 		.cpu = d->cfg.executor.cpu,
 		.n_rings = d->n_rxq,
 		.rings = d->rings,
+		.ring_lcore = d->rxq_lcore,
+		.n_groups = n_groups,
+		.groups = groups,
 		.ctx = &d->exec_ctx,
 		.tick_ns = 1000000,
 	};
-	int rc = gi_executor_create(&ec, &d->exec, err, sizeof(err));
+	rc = gi_executor_create(&ec, &d->exec, err, sizeof(err));
+	free(groups); /* the executor keeps what it needs */
 	if (rc < 0) {
 		gi_log(GI_LOG_ERR, "%s", err);
 		return rc;
@@ -510,8 +588,14 @@ static int executor_start(struct gi_daemon *d)
 		gi_log(GI_LOG_ERR, "executor %s: cannot start: %s", d->backend, why && why[0] ? why : strerror(-rc));
 		return rc;
 	}
-	gi_log(GI_LOG_INFO, "executor: %s, %u ring%s%s%s", d->backend, d->n_rxq, d->n_rxq == 1 ? "" : "s",
+	uint32_t w = gi_executor_workers(d->exec);
+	gi_log(GI_LOG_INFO, "executor: %s, %u ring%s in %u group%s, %u worker%s%s%s%s", d->backend, d->n_rxq,
+	       d->n_rxq == 1 ? "" : "s", n_groups, n_groups == 1 ? "" : "s", w, w == 1 ? "" : "s",
+	       d->cfg.executor.mode == GI_EXEC_INLINE ? " (inline on the rx lcores)" : "",
 	       gi_executor_why(d->exec)[0] ? "; " : "", gi_executor_why(d->exec));
+	if (d->cfg.executor.pipeline == GI_PIPE_SERIAL)
+		gi_log(GI_LOG_WARNING, "executor: pipeline serial: the one-packet-at-a-time reference path (for "
+		       "comparisons, not for speed)");
 	return 0;
 }
 
@@ -532,6 +616,7 @@ static int lcores_start(struct gi_daemon *d)
 			lc->idle = gi_config_lcore_idle(&d->cfg, lc->lcore);
 			lc->quit = &d->quit;
 			lc->drain_timeout_ns = 2000000000ull;
+			lc->exec = gi_executor_inline_worker(d->exec, lc->lcore); /* mode inline: it runs the phases */
 		}
 		if (lc->n_queues == GI_RX_MAX_QUEUES_PER_LCORE) {
 			gi_log(GI_LOG_ERR, "lcore %u: more than %u rx queues", lc->lcore, GI_RX_MAX_QUEUES_PER_LCORE);
@@ -671,6 +756,8 @@ static void teardown(struct gi_daemon *d)
 		gi_shm_destroy(&d->shm[i], 1);
 	}
 	for (uint32_t i = 0; i < d->n_rxq; i++) {
+		/* batches the rx lcore stopped waiting for, which the executor drained afterwards */
+		gi_rxq_reap_all(&d->rxq[i]);
 		gi_rxq_fini(&d->rxq[i]);
 		gi_mem_region_free(&d->ring_mem[i]);
 	}

@@ -169,6 +169,8 @@ static void word_name(const struct gi_daemon *d, uint32_t i, char *buf, size_t l
 {
 	if (i < d->n_lcores)
 		snprintf(buf, len, "rx lcore %u", d->lcores[i].lcore);
+	else if (d->exec && gi_executor_workers(d->exec) > 1)
+		snprintf(buf, len, "executor %s worker %u", d->backend ? d->backend : "?", i - d->n_lcores);
 	else
 		snprintf(buf, len, "executor %s", d->backend ? d->backend : "?");
 }

@@ -61,7 +61,7 @@ void gi_notify_errno(int err, const char *status);
  * previous check, so one stuck lcore or a hung kernel stops the pings and
  * systemd restarts the service after WatchdogSec.
  */
-enum { GI_WATCHDOG_MAX_WORDS = GI_MAX_LCORES + 1 };
+enum { GI_WATCHDOG_MAX_WORDS = GI_MAX_LCORES + 64 }; /* rx lcores, then executor workers */
 
 struct gi_watchdog {
 	uint64_t interval_ns;   /* WATCHDOG_USEC / 2; 0: systemd asked for no watchdog */

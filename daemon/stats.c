@@ -163,13 +163,14 @@ static int snapshot_locked(const struct gi_daemon *d, struct gi_stats_snap *st)
 	s->streams = st->streams;
 
 	if (d->exec) {
-		const struct gi_exec_counters *ec = gi_executor_counters(d->exec);
-		s->batches_completed = GI_COUNTER_READ(&ec->batches);
-		s->executor_busy_ns = GI_COUNTER_READ(&ec->busy_ns);
+		struct gi_exec_counters ec; /* summed over the executor's workers */
+		gi_executor_counters(d->exec, &ec);
+		s->batches_completed = ec.batches;
+		s->executor_busy_ns = ec.busy_ns;
 		for (int r = 0; r < GI_DROP__COUNT; r++)
 			if (r != GI_DROP_RING_FULL)
-				s->drops[r] = GI_COUNTER_READ(&ec->drops[r]);
-		hist_read(&s->batch_latency, &ec->batch_latency);
+				s->drops[r] = ec.drops[r];
+		hist_read(&s->batch_latency, &ec.batch_latency);
 		s->executor_busy_ratio = busy_ratio(d, s->executor_busy_ns);
 	}
 	s->config_reloads_ok = d->reloads_ok;
@@ -219,7 +220,7 @@ uint32_t gi_stats_progress(const struct gi_daemon *d, uint64_t *w, uint32_t max)
 	for (uint32_t k = 0; k < d->n_lcores && n < max; k++)
 		w[n++] = GI_COUNTER_READ(&d->lcores[k].loops);
 	if (d->exec && n < max)
-		w[n++] = GI_COUNTER_READ(&gi_executor_counters(d->exec)->loops);
+		n += gi_executor_progress(d->exec, w + n, max - n); /* every worker must make progress */
 	return n;
 }
 

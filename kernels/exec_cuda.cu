@@ -1,18 +1,11 @@
 /*
- * exec_cuda.cu — launch wrappers and the persistent loop of the cuda executor.
+ * exec_cuda.cu — the cuda executor's kernels: one CTA per ring group runs
+ * the phases of batch.h over each batch of its rings.
  *
- * No per-packet logic lives here: a slot is staged and served by
- * gi_slot_stage() / gi_exec_slot_warp() (exec_warp.h), which run the shared
- * GI_HD bodies of stream.h; frame timeouts and the shutdown flush are
- * gi_stream_tick() / gi_stream_flush().  This file only decides when those
- * run, keeps time, and mirrors counters to host memory.
- *
- * One warp does everything (gridDim 1 x blockDim 32).  Lane 0 is the single
- * writer of all stream state and counters, exactly like the host executor's
- * one thread: a stream's frames can then be opened, filled, published and
- * timed out without atomics or locks, frames are published in order, and
- * the bodies stay identical on both backends.  The other 31 lanes add
- * bandwidth where it is free: descriptor staging, payload copy, mirroring.
+ * No per-packet logic lives here: parse, sequence, place and commit are the
+ * shared GI_HD bodies of phase_*.h, which the host executor runs too.  This
+ * file decides when they run, which threads run which part, keeps time and
+ * mirrors counters to host memory.
  *
  * The same source builds twice: by nvcc into the fatbin the daemon loads,
  * and — for tests only — by the host C++ compiler against the CUDA
@@ -22,22 +15,36 @@
  * file touches memory shared with the host (no raw `volatile`, no fences
  * outside them and the ring contract).
  *
+ * A CTA's threads, per batch (a __syncthreads() between steps):
+ *   stage       all threads copy the slot's descriptors into shared memory
+ *   1  parse    a thread per packet; 1b: a warp per rocev2 ICRC
+ *   2  sequence a thread per stream of the group, its packets in order
+ *   3  place    a warp per packet, 16-byte chunks per lane
+ *   4  commit   a thread per stream: final frames become visible
+ *   (2-4 again while a stream stalled on a busy slot)
+ *   end         thread 0: batch counters, then every thread mirrors them,
+ *               then thread 0 hands the slot back (fence, tail)
+ * Thread 0 alone polls the doorbells between batches; the others wait at
+ * the barrier, so an idle CTA costs one thread's polling.
+ *
  * Modes (executor_cuda.c picks one):
- *   persistent  k_persistent polls every ring's doorbell round-robin until
- *               every ring's stop word is set and all are drained, then
- *               flushes every stream and exits.
- *   launch      a host thread launches k_batches for each published run of
- *               slots, and k_tick every tick_ns, on one in-order CUDA
- *               stream: kernels never overlap, so lane 0 of the running
- *               kernel is again the only writer.
+ *   persistent  k_persistent: each CTA polls its group's rings until every
+ *               ring's stop word is set and all are drained, then flushes
+ *               its streams and exits.
+ *   launch      a host thread launches k_pass (each CTA serves what its
+ *               rings hold, once) and k_tick every tick_ns, on one
+ *               in-order CUDA stream: kernels never overlap, so each group's
+ *               CTA is again the only writer of its streams.
  *
  * Ordering rules and why each fence is there: kernels/README.md.
  */
 #include "exec_cuda.h"
 #include "executor.h" /* enum gi_exec_pause */
 #include "idle.h"
-
-#define GI_FULL_MASK 0xffffffffu
+#include "phase_commit.h"
+#include "phase_parse.h"
+#include "phase_place.h"
+#include "phase_sequence.h"
 
 /* CLOCK_MONOTONIC ns on the GPU: %globaltimer plus the offset measured at start. */
 __device__ __forceinline__ uint64_t gi_dev_now(int64_t offset)
@@ -45,199 +52,290 @@ __device__ __forceinline__ uint64_t gi_dev_now(int64_t offset)
 	return GI_DEV_GLOBALTIMER() + (uint64_t)offset;
 }
 
-/* Lane 0's clock, the same value in every lane (branch decisions stay warp-uniform). */
-__device__ __forceinline__ uint64_t gi_warp_now(const struct gi_cuda_args &a, uint32_t lane)
-{
-	uint64_t t = lane == 0 ? gi_dev_now(a.clock_offset_ns) : 0;
-	return __shfl_sync(GI_FULL_MASK, t, 0);
-}
+/* What thread 0 tells the CTA to do next (in shared memory, before the CRC table). */
+enum gi_cta_action {
+	GI_ACT_NONE = 0,
+	GI_ACT_SERVE,   /* slot `idx` of ring `ring` */
+	GI_ACT_TICK,    /* frame timeouts, then mirror */
+	GI_ACT_MIRROR,  /* went idle after work: mirror stream counters now */
+	GI_ACT_EXIT,    /* every ring stopped and drained: flush, mirror, leave */
+};
+
+struct gi_cta_ctl {
+	uint32_t action;
+	uint32_t ring;      /* in args.rings */
+	uint64_t idx;
+	uint64_t now;       /* thread 0's clock for the action */
+	uint64_t next_tick;
+	uint32_t rr;        /* round-robin start among the group's rings */
+	uint32_t dirty;     /* batches served since counters were mirrored */
+	uint32_t empty;     /* empty polls in a row (adaptive idle) */
+	uint32_t sleep_ns;
+};
+GI_STATIC_ASSERT(sizeof(struct gi_cta_ctl) <= GI_CUDA_SMEM_CTL, "CTA control fits its shared-memory slot");
 
 /*
  * Posted, write-only copies to host memory: the stats thread reads these
  * words with relaxed loads; each 8-byte aligned store lands whole.  The
- * source words were written by lane 0 before a __syncwarp().
+ * source words were written before a __syncthreads().
  */
-__device__ static void gi_mirror_words(uint64_t *dst, const uint64_t *src, uint32_t n, uint32_t lane)
+__device__ static void gi_mirror_ctr(const struct gi_cuda_args &a, uint32_t g)
 {
-	for (uint32_t w = lane; w < n; w += GI_WARP_LANES)
+	const uint64_t *src = (const uint64_t *)&a.ctr[g];
+	uint64_t *dst = (uint64_t *)&a.ctr_mirror[g];
+	for (uint32_t w = threadIdx.x; w < sizeof(struct gi_exec_counters) / 8; w += blockDim.x)
 		GI_STORE_RELAXED_U64(&dst[w], GI_LOAD_RELAXED_U64(&src[w]));
 }
 
-__device__ static void gi_mirror_ctr(const struct gi_cuda_args &a, uint32_t lane)
+__device__ static void gi_mirror_streams(const struct gi_cuda_args &a, uint32_t g)
 {
-	gi_mirror_words((uint64_t *)a.ctr_mirror, (const uint64_t *)&a.state->ctr,
-			sizeof(struct gi_exec_counters) / 8, lane);
-}
-
-__device__ static void gi_mirror_streams(const struct gi_cuda_args &a, uint32_t lane)
-{
+	const struct gi_cuda_group &grp = a.groups[g];
 	const uint32_t per = GI_CUDA_STREAM_MIRROR_WORDS;
-	for (uint32_t w = lane; w < a.n_streams * per; w += GI_WARP_LANES) {
-		uint32_t s = w / per, k = w % per;
+	for (uint32_t w = threadIdx.x; w < grp.n_streams * per; w += blockDim.x) {
+		uint32_t s = a.group_streams[grp.first_stream + w / per], k = w % per;
 		const uint64_t *src = (const uint64_t *)((const uint8_t *)&a.state->ctx.streams[s] + GI_CUDA_STREAM_MIRROR_OFF);
 		uint64_t *dst = (uint64_t *)((uint8_t *)&a.streams_mirror[s] + GI_CUDA_STREAM_MIRROR_OFF);
 		GI_STORE_RELAXED_U64(&dst[k], GI_LOAD_RELAXED_U64(&src[k]));
 	}
 }
 
-__device__ static void gi_mirror_all(const struct gi_cuda_args &a, uint32_t lane)
+/* Every thread: the CRC table into shared memory, the control words by thread 0. */
+__device__ static void gi_cta_init(const struct gi_cuda_args &a, uint8_t *smem)
 {
-	__syncwarp();
-	gi_mirror_streams(a, lane);
-	gi_mirror_ctr(a, lane);
-	__syncwarp();
+	uint32_t *tab = (uint32_t *)(smem + GI_CUDA_SMEM_TAB);
+	for (uint32_t i = threadIdx.x; i < 256; i += blockDim.x)
+		tab[i] = gi_crc32_table_dev[i];
+	if (threadIdx.x == 0) {
+		struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
+		cc->action = GI_ACT_NONE;
+		cc->now = gi_dev_now(a.clock_offset_ns);
+		cc->next_tick = cc->now + a.tick_ns;
+		cc->rr = 0;
+		cc->dirty = 0;
+		cc->empty = 0;
+		cc->sleep_ns = GI_IDLE_MIN_SLEEP_NS;
+	}
+	__syncthreads();
 }
 
 /*
- * Serve slot `idx` of ring `r` and hand it back to the producer.  The
- * caller has acquired a head > idx (GI_LOAD_ACQUIRE_U64 in one lane, then
- * __syncwarp(), which carries that ordering to the whole warp).
+ * Every thread: one batch through the phases (cc->ring, cc->idx, cc->now,
+ * set by thread 0 before a barrier), then the slot goes back to the rx
+ * lcore.  The caller has acquired a head > idx in thread 0 and passed a
+ * barrier since, which carries that ordering to every thread.
  */
-__device__ static void gi_serve_slot(const struct gi_cuda_args &a, const struct gi_cuda_ring &r, uint64_t idx,
-				     uint32_t lane, uint8_t *smem)
+__device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 {
-	struct gi_warp_shared *sh = (struct gi_warp_shared *)smem;
-	struct gi_batch_slot *stg = (struct gi_batch_slot *)(smem + GI_CUDA_SMEM_SLOT_OFF);
-	struct gi_batch_slot *src = (struct gi_batch_slot *)((uint8_t *)r.ring + sizeof(struct gi_batch_ring) +
-							     (idx & (r.size - 1)) * (uint64_t)r.stride);
-	uint64_t t0 = gi_warp_now(a, lane);
+	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
+	const uint32_t tid = threadIdx.x, nt = blockDim.x, g = blockIdx.x;
+	const uint32_t lane = tid % 32, warp = tid / 32, nwarps = (nt + 31) / 32;
+	const uint32_t ri = cc->ring;
+	const uint64_t idx = cc->idx, now = cc->now;
+	const struct gi_cuda_ring cr = a.rings[ri];
+	const struct gi_cuda_group &grp = a.groups[g];
+	struct gi_exec_ctx *ctx = &a.state->ctx;
+	struct gi_batch_slot *stg = (struct gi_batch_slot *)(smem + a.slot_off);
+	struct gi_batch_hdr *h = (struct gi_batch_hdr *)(smem + a.scratch_off);
+	const uint32_t *tab = (const uint32_t *)(smem + GI_CUDA_SMEM_TAB);
+	struct gi_batch_slot *src = (struct gi_batch_slot *)((uint8_t *)cr.ring + sizeof(struct gi_batch_ring) +
+							     (idx & (cr.size - 1)) * (uint64_t)cr.stride);
 
-	gi_slot_stage(stg, src, r.max_pkts, r.split, lane, GI_WARP_LANES);
-	__syncwarp();
-	gi_exec_slot_warp(&a.state->ctx, &a.state->ctr, stg, r.max_pkts, r.split, t0, lane, GI_WARP_LANES, sh);
-	if (lane == 0) {
-		uint64_t t1 = gi_dev_now(a.clock_offset_ns);
-		gi_hist_observe(&a.state->ctr.batch_latency, t1 > stg->t_publish_ns ? t1 - stg->t_publish_ns : 0);
-		GI_COUNTER_ADD(&a.state->ctr.busy_ns, t1 - t0);
+	uint32_t n = gi_slot_stage(stg, src, cr.max_pkts, cr.split, tid, nt);
+	if (tid == 0)
+		gi_batch_begin(h, n);
+	__syncthreads();
+	gi_phase_parse(ctx, g, stg, cr.max_pkts, cr.split, h, 0, tid, nt);
+	__syncthreads();
+	gi_phase_icrc(stg, cr.max_pkts, cr.split, h, warp, nwarps, lane, 32, tab);
+	__syncthreads();
+	for (;;) {
+		for (uint32_t k = tid; k < grp.n_streams; k += nt)
+			if (gi_phase_sequence_stream(ctx, a.group_streams[grp.first_stream + k], h, now))
+				GI_ATOMIC_ADD_U32(&h->more, 1);
+		__syncthreads();
+		gi_phase_place(ctx, stg, cr.max_pkts, cr.split, h, warp, nwarps, lane, 32);
+		__syncthreads(); /* every payload store before any commit's release */
+		for (uint32_t k = tid; k < grp.n_streams; k += nt)
+			gi_stream_make_visible(&ctx->streams[a.group_streams[grp.first_stream + k]]);
+		if (!__syncthreads_or(h->more != 0))
+			break;
+		if (tid == 0) { /* a stream stalled on a busy slot: another round */
+			h->more = 0;
+			h->round++;
+		}
+		__syncthreads();
 	}
-	__syncwarp();
+	if (tid == 0) {
+		struct gi_exec_counters *ctr = &a.ctr[g];
+		uint64_t t1 = gi_dev_now(a.clock_offset_ns);
+		gi_batch_end(h, ctr);
+		gi_hist_observe(&ctr->batch_latency, t1 > stg->t_publish_ns ? t1 - stg->t_publish_ns : 0);
+		GI_COUNTER_ADD(&ctr->busy_ns, t1 - now);
+		GI_COUNTER_ADD(&ctr->loops, 1);
+	}
+	__syncthreads();
 	/* executor counters reach the host before the slot does: a reader that
 	 * sees tail move also sees that batch counted, as on the host backend */
-	gi_mirror_ctr(a, lane);
-	__syncwarp();
-	if (lane == 0)
-		gi_ring_complete(r.ring, idx); /* __threadfence_system(), then the volatile tail store */
-	__syncwarp();
+	gi_mirror_ctr(a, g);
+	__syncthreads();
+	if (tid == 0) {
+		gi_ring_complete(cr.ring, idx); /* fence (every thread's reads and writes, via the barrier), then tail */
+		a.rings[ri].tail = idx + 1;
+		cc->dirty = 1;
+		cc->empty = 0;
+		cc->sleep_ns = GI_IDLE_MIN_SLEEP_NS;
+	}
 }
 
-extern "C" __global__ void __launch_bounds__(GI_WARP_LANES, 1) k_persistent(const struct gi_cuda_args a)
+/* Every thread: timeouts (or the final flush) of the group's streams, then mirror everything. */
+__device__ static void gi_cta_tick(const struct gi_cuda_args &a, uint64_t now, uint32_t flush)
 {
-	GI_EXTERN_SHARED(uint8_t, smem);
-	const uint32_t lane = threadIdx.x % GI_WARP_LANES;
-	uint64_t next_tick = gi_warp_now(a, lane) + a.tick_ns;
-	uint32_t dirty = 0, empty = 0, sleep_ns = GI_IDLE_MIN_SLEEP_NS;
+	const struct gi_cuda_group &grp = a.groups[blockIdx.x];
+	for (uint32_t k = threadIdx.x; k < grp.n_streams; k += blockDim.x) {
+		struct gi_stream_rt *st = &a.state->ctx.streams[a.group_streams[grp.first_stream + k]];
+		if (flush)
+			gi_stream_flush(st, now);
+		else
+			gi_stream_tick(st, now);
+	}
+	__syncthreads();
+	gi_mirror_streams(a, blockIdx.x);
+	gi_mirror_ctr(a, blockIdx.x);
+}
+
+/*
+ * Thread 0 of a persistent CTA: wait for the next thing to do.  Reads each
+ * ring's stop word, then (after a system fence) its head: a head read after
+ * seeing stop is the final one.  `paused` is read after both: the host
+ * clears it before it sets stop, so a CTA that sees every ring stopped also
+ * sees paused == 0 and drains instead of leaving.
+ */
+__device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_ctl *cc)
+{
+	const struct gi_cuda_group &grp = a.groups[blockIdx.x];
+	struct gi_exec_counters *ctr = &a.ctr[blockIdx.x];
 
 	for (;;) {
-		uint32_t all_stopped = 1, paused = 0, done = 0;
-
-		for (uint32_t base = 0; base < a.n_rings || base == 0; base += GI_WARP_LANES) {
-			uint32_t r = base + lane;
-			uint32_t stop = 1;
-			uint64_t head = 0;
-			if (r < a.n_rings) {
-				struct gi_batch_ring *ring = a.rings[r].ring;
-				stop = GI_LOAD_RELAXED_U64(&ring->stop) != 0;
-				/* stop before head: a head read after seeing stop is the final one */
-				__threadfence_system();
-				head = GI_LOAD_ACQUIRE_U64(&ring->head);
-			} else if (a.n_rings == 0 && lane == 0) {
-				stop = GI_LOAD_RELAXED_U32(&a.ctl->quit) != 0;
-				__threadfence_system();
-			}
-			all_stopped &= __all_sync(GI_FULL_MASK, stop);
-			/* every lane's acquire → every lane's later reads (slots, paused) */
-			__syncwarp();
-			/* read after the stop words: the host clears paused before it sets
-			 * stop, so a kernel that sees stop also sees paused == 0 and drains */
-			paused = __shfl_sync(GI_FULL_MASK, lane == 0 ? GI_LOAD_RELAXED_U32(&a.ctl->paused) : 0u, 0);
-			if (paused)
-				continue;
-			for (uint32_t j = 0; j < GI_WARP_LANES && base + j < a.n_rings; j++) {
-				struct gi_cuda_ring cr = a.rings[base + j];
-				uint64_t h = __shfl_sync(GI_FULL_MASK, head, j);
-				for (uint64_t t = cr.tail; t != h; t++, done++)
-					gi_serve_slot(a, cr, t, lane, smem);
-				__syncwarp();
-				if (lane == 0)
-					a.rings[base + j].tail = h;
-				__syncwarp();
-			}
+		uint32_t all_stopped = 1, found = grp.n_rings;
+		for (uint32_t k = 0; k < grp.n_rings; k++) {
+			uint32_t r = grp.first_ring + (cc->rr + k) % grp.n_rings;
+			const struct gi_batch_ring *ring = a.rings[r].ring;
+			all_stopped &= GI_LOAD_RELAXED_U64(&ring->stop) != 0;
+			__threadfence_system();
+			uint64_t head = GI_LOAD_ACQUIRE_U64(&ring->head);
+			if (found == grp.n_rings && head != a.rings[r].tail)
+				found = k;
 		}
-		/* progress only for a pass that served every ring (host backend's rule) */
-		if (lane == 0 && paused == GI_EXEC_RUN)
-			GI_COUNTER_ADD(&a.state->ctr.loops, 1);
+		if (grp.n_rings == 0)
+			all_stopped = GI_LOAD_RELAXED_U32(&a.ctl->quit) != 0;
+		uint32_t paused = GI_LOAD_RELAXED_U32(&a.ctl->paused);
+		uint64_t now = gi_dev_now(a.clock_offset_ns);
+		cc->now = now;
+		if (paused == GI_EXEC_RUN && found < grp.n_rings) {
+			uint32_t r = grp.first_ring + (cc->rr + found) % grp.n_rings;
+			cc->action = GI_ACT_SERVE;
+			cc->ring = r;
+			cc->idx = a.rings[r].tail;
+			cc->rr = (cc->rr + found + 1) % grp.n_rings;
+			return;
+		}
+		/* progress only for a pass that looked at every ring with nothing left
+		 * (the host backend's rule): never while paused or hung */
+		if (paused == GI_EXEC_RUN)
+			GI_COUNTER_ADD(&ctr->loops, 1);
 		/* hung (test hook): ignore stop, as a kernel stuck in a body would */
-		if (all_stopped && done == 0 && paused != GI_EXEC_HANG)
-			break;
-
-		uint64_t now = gi_warp_now(a, lane);
-		if (now >= next_tick) {
-			if (lane == 0)
-				for (uint32_t s = 0; s < a.n_streams; s++)
-					gi_stream_tick(&a.state->ctx.streams[s], now);
-			gi_mirror_all(a, lane);
-			next_tick = now + a.tick_ns;
-			dirty = 0;
-		} else if (done == 0 && dirty) {
-			gi_mirror_all(a, lane); /* went idle: the host sees final stream counters now, not at the next tick */
-			dirty = 0;
+		if (all_stopped && found == grp.n_rings && paused != GI_EXEC_HANG) {
+			cc->action = GI_ACT_EXIT;
+			return;
 		}
-		if (done) {
-			dirty = 1;
-			empty = 0;
-			sleep_ns = GI_IDLE_MIN_SLEEP_NS;
-		} else if (a.idle == GI_IDLE_ADAPTIVE && ++empty >= GI_IDLE_SPINS_BEFORE_SLEEP) {
+		if (now >= cc->next_tick) {
+			cc->next_tick = now + a.tick_ns;
+			cc->dirty = 0;
+			cc->action = GI_ACT_TICK;
+			return;
+		}
+		if (cc->dirty) { /* went idle: the host sees final stream counters now, not at the next tick */
+			cc->dirty = 0;
+			cc->action = GI_ACT_MIRROR;
+			return;
+		}
+		if (a.idle == GI_IDLE_ADAPTIVE && ++cc->empty >= GI_IDLE_SPINS_BEFORE_SLEEP) {
 			/* fewer PCIe reads while idle; never longer than a tick */
-			__nanosleep((uint32_t)GI_MIN((uint64_t)sleep_ns, a.tick_ns));
-			if (sleep_ns < GI_IDLE_MAX_SLEEP_NS)
-				sleep_ns *= 2;
+			__nanosleep((uint32_t)GI_MIN((uint64_t)cc->sleep_ns, a.tick_ns));
+			if (cc->sleep_ns < GI_IDLE_MAX_SLEEP_NS)
+				cc->sleep_ns *= 2;
 		}
 	}
-
-	uint64_t now = gi_warp_now(a, lane);
-	if (lane == 0)
-		for (uint32_t s = 0; s < a.n_streams; s++)
-			gi_stream_flush(&a.state->ctx.streams[s], now);
-	gi_mirror_all(a, lane);
-	if (lane == 0)
-		GI_STORE_RELEASE_U32(&a.ctl->exited, 1);
 }
 
-extern "C" __global__ void __launch_bounds__(GI_WARP_LANES, 1)
-	k_batches(const struct gi_cuda_args a, uint32_t ring, uint64_t from, uint64_t to)
+extern "C" __global__ void __launch_bounds__(1024, 1) k_persistent(const struct gi_cuda_args a)
 {
 	GI_EXTERN_SHARED(uint8_t, smem);
-	const uint32_t lane = threadIdx.x % GI_WARP_LANES;
-	const struct gi_cuda_ring cr = a.rings[ring];
+	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
 
-	/* The host thread acquired head >= to before launching, and a launch
-	 * makes host memory written before it visible to the kernel.  The
-	 * acquire here costs one PCIe read per launch and keeps the kernel
-	 * correct on its own terms (same pattern as the persistent loop). */
-	if (lane == 0)
-		(void)GI_LOAD_ACQUIRE_U64(&cr.ring->head);
-	__syncwarp();
-	for (uint64_t t = from; t != to; t++)
-		gi_serve_slot(a, cr, t, lane, smem);
-	if (lane == 0)
-		GI_COUNTER_ADD(&a.state->ctr.loops, 1);
+	gi_cta_init(a, smem);
+	for (;;) {
+		if (threadIdx.x == 0)
+			gi_cta_poll(a, cc);
+		__syncthreads();
+		uint32_t act = cc->action;
+		if (act == GI_ACT_SERVE) {
+			gi_cta_serve(a, smem);
+		} else if (act == GI_ACT_TICK) {
+			gi_cta_tick(a, cc->now, 0);
+		} else if (act == GI_ACT_MIRROR) {
+			gi_mirror_streams(a, blockIdx.x);
+			gi_mirror_ctr(a, blockIdx.x);
+		} else {
+			gi_cta_tick(a, cc->now, 1);
+			return;
+		}
+		__syncthreads(); /* nobody reads cc when thread 0 writes it again */
+	}
 }
 
-extern "C" __global__ void __launch_bounds__(GI_WARP_LANES, 1) k_tick(const struct gi_cuda_args a, uint32_t flush)
+extern "C" __global__ void __launch_bounds__(1024, 1) k_pass(const struct gi_cuda_args a)
 {
-	const uint32_t lane = threadIdx.x % GI_WARP_LANES;
-	uint64_t now = gi_warp_now(a, lane);
+	GI_EXTERN_SHARED(uint8_t, smem);
+	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
+	const struct gi_cuda_group &grp = a.groups[blockIdx.x];
 
-	if (lane == 0) {
-		for (uint32_t s = 0; s < a.n_streams; s++) {
-			if (flush)
-				gi_stream_flush(&a.state->ctx.streams[s], now);
-			else
-				gi_stream_tick(&a.state->ctx.streams[s], now);
+	gi_cta_init(a, smem);
+	for (uint32_t k = 0; k < grp.n_rings; k++) {
+		for (;;) {
+			if (threadIdx.x == 0) {
+				uint32_t r = grp.first_ring + k;
+				uint64_t head = GI_LOAD_ACQUIRE_U64(&a.rings[r].ring->head);
+				uint32_t paused = GI_LOAD_RELAXED_U32(&a.ctl->paused);
+				cc->action = paused == GI_EXEC_RUN && head != a.rings[r].tail ? GI_ACT_SERVE : GI_ACT_NONE;
+				cc->ring = r;
+				cc->idx = a.rings[r].tail;
+				cc->now = gi_dev_now(a.clock_offset_ns);
+			}
+			__syncthreads();
+			uint32_t act = cc->action;
+			__syncthreads(); /* every thread has read it before thread 0 may write it */
+			if (act != GI_ACT_SERVE)
+				break;
+			gi_cta_serve(a, smem);
+			__syncthreads();
 		}
-		GI_COUNTER_ADD(&a.state->ctr.loops, 1);
 	}
-	gi_mirror_all(a, lane);
+	if (threadIdx.x == 0)
+		GI_COUNTER_ADD(&a.ctr[blockIdx.x].loops, 1);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1) k_tick(const struct gi_cuda_args a, uint32_t flush)
+{
+	GI_EXTERN_SHARED(uint8_t, smem);
+	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
+
+	if (threadIdx.x == 0) {
+		cc->now = gi_dev_now(a.clock_offset_ns);
+		GI_COUNTER_ADD(&a.ctr[blockIdx.x].loops, 1);
+	}
+	__syncthreads();
+	gi_cta_tick(a, cc->now, flush);
 }
 
 extern "C" __global__ void k_clock_probe(struct gi_cuda_ctl *ctl)
@@ -248,4 +346,4 @@ extern "C" __global__ void k_clock_probe(struct gi_cuda_ctl *ctl)
 }
 
 /* The emulation's module image (nothing under nvcc: the fatbin is the image). */
-GI_KERNEL_TABLE(gi_exec_cuda_image, k_persistent, k_batches, k_tick, k_clock_probe)
+GI_KERNEL_TABLE(gi_exec_cuda_image, k_persistent, k_pass, k_tick, k_clock_probe)

@@ -2,15 +2,20 @@
  * exec_cuda.h — the plain-C boundary between the CUDA kernels
  * (exec_cuda.cu) and the host side of the cuda executor (executor_cuda.c).
  *
- * Everything the kernels need arrives in one struct gi_cuda_args passed by
- * value at launch; it only holds device-usable pointers:
- *   state    device memory: the device copy of the streams, the lookup map,
- *            the executor counters (the one writer's copy) and per-ring tails
- *   rings    device memory: each batch ring's device view and cached geometry
- *   ctl      host-pinned mapped: pause word, quit word, clock probe, exit flag
+ * One CTA per ring group (DESIGN.md): a group is the rings whose streams
+ * may share packets (one ring when rte_flow steers each stream to its
+ * queue), and its CTA is the only writer of those streams, so no atomics
+ * cross CTAs.  Everything the kernels need arrives in one struct
+ * gi_cuda_args passed by value; it holds device-usable pointers only:
+ *   state    device memory: the device copy of the streams and the lookup map
+ *   rings    device memory: every batch ring's device view, cached geometry
+ *            and tail, grouped: group g owns rings[groups[g].first_ring ...]
+ *   groups, group_streams   device memory: each group's rings and streams
+ *   ctr      device memory: one executor counter block per group (its CTA
+ *            is the only writer), mirrored to ctr_mirror[g]
+ *   ctl      host-pinned mapped: pause word, quit word, clock probe
  *   ctr_mirror, streams_mirror   host memory mapped for the GPU: the words the
- *            stats thread reads (gi_executor_counters(), ctx->streams[i].c and
- *            .frame_latency); the kernels only ever store to them
+ *            stats thread reads; the kernels only ever store to them
  *
  * The kernels are launched through the CUDA driver API (cuLaunchKernel) by
  * name from one module image, gi_exec_cuda_image: the nvcc fatbin embedded
@@ -22,7 +27,7 @@
 #ifndef GI_EXEC_CUDA_H
 #define GI_EXEC_CUDA_H
 
-#include "exec_warp.h"
+#include "batch.h"
 
 GI_EXTERN_C_BEGIN
 
@@ -32,12 +37,16 @@ struct gi_cuda_ring {
 	uint32_t max_pkts;          /* the kernels never re-read it over PCIe */
 	uint32_t split;
 	uint32_t stride;
-	uint64_t tail;              /* persistent mode: next slot to serve (kernel only) */
+	uint64_t tail;              /* next slot to serve (the owning CTA only) */
+};
+
+struct gi_cuda_group {
+	uint32_t first_ring, n_rings;     /* in gi_cuda_args.rings */
+	uint32_t first_stream, n_streams; /* in gi_cuda_args.group_streams */
 };
 
 struct gi_cuda_state {
 	struct gi_exec_ctx ctx;      /* device streams, device map */
-	struct gi_exec_counters ctr; /* authoritative; mirrored to ctr_mirror */
 };
 
 /* Host-pinned, mapped: written by the host, polled by the kernels, and back. */
@@ -45,20 +54,25 @@ struct gi_cuda_ctl {
 	uint32_t paused;      /* host → kernel: skip batches (test hook) */
 	uint32_t quit;        /* host → kernel: stop after draining (also every ring's stop word) */
 	uint64_t probe_gt;    /* kernel → host: %globaltimer, for the clock offset */
-	uint32_t exited;      /* kernel → host: the persistent kernel flushed and left */
-	uint32_t pad;
 };
 
 struct gi_cuda_args {
 	struct gi_cuda_state *state;
 	struct gi_cuda_ring *rings;
+	struct gi_cuda_group *groups;
+	uint16_t *group_streams;
+	struct gi_exec_counters *ctr;        /* [n_groups], device */
 	struct gi_cuda_ctl *ctl;
-	struct gi_exec_counters *ctr_mirror;
+	struct gi_exec_counters *ctr_mirror; /* [n_groups], host mapped */
 	struct gi_stream_rt *streams_mirror;
 	uint32_t n_rings;
 	uint32_t n_streams;
+	uint32_t n_groups;
 	uint32_t idle;           /* enum gi_idle_policy */
-	uint32_t smem_bytes;     /* dynamic shared memory: gi_warp_shared + one staged slot */
+	uint32_t smem_bytes;     /* dynamic shared memory: control, CRC table, staged slot, batch scratch */
+	uint32_t max_pkts;       /* the largest slot of any ring: the scratch's size */
+	uint32_t slot_off;       /* offsets in dynamic shared memory */
+	uint32_t scratch_off;
 	uint64_t tick_ns;
 	int64_t clock_offset_ns; /* CLOCK_MONOTONIC ns = %globaltimer + this */
 };
@@ -73,18 +87,27 @@ GI_STATIC_ASSERT(GI_CUDA_STREAM_MIRROR_OFF % 8 == 0 && sizeof(struct gi_stream_r
 		 "mirror copies whole 64-bit words");
 GI_STATIC_ASSERT(sizeof(struct gi_exec_counters) % 8 == 0, "mirror copies whole 64-bit words");
 
-/* Offset of the staged slot in dynamic shared memory. */
-#define GI_CUDA_SMEM_SLOT_OFF 64u
-GI_STATIC_ASSERT(sizeof(struct gi_warp_shared) <= GI_CUDA_SMEM_SLOT_OFF, "warp scratch fits before the slot");
+/* Dynamic shared memory: [control 64 | CRC-32 table 1 KiB | staged slot | batch scratch]. */
+#define GI_CUDA_SMEM_CTL 64u
+#define GI_CUDA_SMEM_TAB GI_CUDA_SMEM_CTL
+#define GI_CUDA_SMEM_SLOT (GI_CUDA_SMEM_TAB + 1024u)
+
+GI_HD static inline uint32_t gi_cuda_smem_bytes(uint32_t max_stride, uint32_t max_pkts, uint32_t *slot_off,
+						uint32_t *scratch_off)
+{
+	*slot_off = GI_CUDA_SMEM_SLOT;
+	*scratch_off = (uint32_t)GI_ALIGN_UP(GI_CUDA_SMEM_SLOT + max_stride, 64);
+	return *scratch_off + (uint32_t)gi_batch_scratch_bytes(max_pkts);
+}
 
 /*
- * The kernels, by the names cuModuleGetFunction finds (extern "C"):
- *   k_persistent(struct gi_cuda_args)                     until every ring's stop word is set
- *   k_batches(struct gi_cuda_args, uint32_t ring, uint64_t from, uint64_t to)
- *                                                         launch mode: serve slots [from, to) of one ring
- *   k_tick(struct gi_cuda_args, uint32_t flush)           timeouts (0) or the final flush (1), then mirrors
- *   k_clock_probe(struct gi_cuda_ctl *ctl)                write %globaltimer to ctl->probe_gt once
- * k_persistent and k_batches take args.smem_bytes of dynamic shared memory.
+ * The kernels, by the names cuModuleGetFunction finds (extern "C"); all but
+ * the probe run gridDim = n_groups x blockDim = executor.threads_per_ring:
+ *   k_persistent(struct gi_cuda_args)          until every ring's stop word is set
+ *   k_pass(struct gi_cuda_args)                launch mode: each CTA serves what its rings hold, once
+ *   k_tick(struct gi_cuda_args, uint32_t flush) timeouts (0) or the final flush (1), then mirrors
+ *   k_clock_probe(struct gi_cuda_ctl *ctl)     one thread: %globaltimer to ctl->probe_gt
+ * k_persistent and k_pass take args.smem_bytes of dynamic shared memory.
  * The module image is declared where it is loaded (executor_cuda.c): the
  * emulation defines it as its own table type in exec_cuda.cu's unit.
  */

@@ -7,11 +7,14 @@
  * or one launch per batch.  The daemon only sees this interface.
  *
  * Thread rules: create/start/stop/destroy from the main thread;
- * gi_executor_counters() from any thread (relaxed reads of one-writer words).
+ * gi_executor_counters() and gi_executor_progress() from any thread
+ * (relaxed reads of one-writer words); gi_exec_worker_poll() from the rx
+ * lcore the worker belongs to (mode inline).
  */
 #ifndef GI_EXECUTOR_H
 #define GI_EXECUTOR_H
 
+#include "batch.h"
 #include "idle.h"
 #include "ring.h"
 #include "stream.h"
@@ -24,24 +27,65 @@ enum gi_backend {
 };
 
 /*
- * How the cuda backend runs the bodies (ignored by the host backend):
- * persistent — one long-lived kernel polls the doorbells (lowest latency,
- *              holds one SM); launch — a host thread launches one small
- *              kernel per published run of slots (no SM held while idle).
+ * How the executor runs the phases (executor.mode):
+ *   auto        persistent on cuda, threads on host
+ *   persistent  cuda: one long-lived kernel, a CTA per ring group, polls the
+ *               doorbells (lowest latency; holds an SM per group)
+ *   launch      cuda: a host thread launches a pass per published run of
+ *               slots (no SM held while idle)
+ *   threads     host: executor.threads worker threads, each owning whole
+ *               ring groups
+ *   inline      host: each rx lcore runs the phases on its own batches right
+ *               after receiving them, while the data is in its cache (a
+ *               CPU-only box with dedicated cores)
  */
 enum gi_exec_mode {
-	GI_EXEC_PERSISTENT = 0,
+	GI_EXEC_AUTO = 0,
+	GI_EXEC_PERSISTENT,
 	GI_EXEC_LAUNCH,
+	GI_EXEC_THREADS,
+	GI_EXEC_INLINE,
+};
+
+/*
+ * What runs a batch (executor.pipeline): the phased executor (batch.h; the
+ * default, on both backends), or the serial reference path of classify.h
+ * (host only), which the tests compare the phased one against.
+ */
+enum gi_exec_pipeline {
+	GI_PIPE_PHASED = 0,
+	GI_PIPE_SERIAL,
+};
+
+/*
+ * Rings whose streams may share packets — all queues of a port that has no
+ * rte_flow steering (RSS may spread one stream over them), or one queue
+ * whose streams are steered to it — are one group: one worker (a CTA, a
+ * host thread, an rx lcore) serves all of them and is the only writer of
+ * their streams.  The daemon builds the groups (main.c); NULL means every
+ * ring and every stream in one group.
+ */
+struct gi_exec_group {
+	uint32_t n_rings;
+	const uint32_t *rings;   /* indices into gi_executor_conf.rings */
+	uint32_t n_streams;
+	const uint16_t *streams; /* indices into ctx->streams */
 };
 
 struct gi_executor_conf {
 	enum gi_backend backend;
-	enum gi_exec_mode mode;        /* cuda only; default persistent */
+	enum gi_exec_mode mode;
+	enum gi_exec_pipeline pipeline;
 	const char *cuda_device;       /* cuda only: ordinal ("0") or PCI address ("0000:ca:00.0"); NULL: "0" */
+	uint32_t threads;              /* mode threads: worker threads, default 1 (at most one per group) */
+	uint32_t threads_per_ring;     /* cuda: CTA size, a multiple of 32 in [32, 1024], default 256 */
 	enum gi_idle_policy idle;
-	int cpu;                       /* pin the host thread, -1: leave to the scheduler */
+	int cpu;                       /* pin host worker k to cpu + k, -1: leave to the scheduler */
 	uint32_t n_rings;
 	struct gi_batch_ring **rings;  /* in executor-visible memory */
+	const uint32_t *ring_lcore;    /* mode inline: the rx lcore that publishes each ring */
+	uint32_t n_groups;
+	const struct gi_exec_group *groups;
 	struct gi_exec_ctx *ctx;       /* streams and lookup table */
 	uint64_t tick_ns;              /* how often frame timeouts are checked */
 };
@@ -85,7 +129,27 @@ const char *gi_executor_name(const struct gi_executor *ex);
 const char *gi_executor_why(const struct gi_executor *ex);
 /* The last start/stop failure in words (which call, where, why), or "". */
 const char *gi_executor_last_error(const struct gi_executor *ex);
-const struct gi_exec_counters *gi_executor_counters(const struct gi_executor *ex);
+/*
+ * The executor's counters, summed over its workers (each has one writer).
+ * A snapshot never lags the true totals by more than the batch each worker
+ * is serving (the cuda backend mirrors a CTA's counters once per batch).
+ */
+void gi_executor_counters(const struct gi_executor *ex, struct gi_exec_counters *out);
+/* Progress words (loops) of each worker, for the watchdog: how many were written. */
+uint32_t gi_executor_progress(const struct gi_executor *ex, uint64_t *w, uint32_t max);
+/* Workers: host threads, rx lcores (inline), or CTAs. */
+uint32_t gi_executor_workers(const struct gi_executor *ex);
+
+/*
+ * Mode inline: the worker rx lcore `lcore` runs (NULL when the executor is
+ * not inline or no ring of that lcore is served by one), and its poll: serve
+ * what its rings have published, check frame timeouts when a tick is due.
+ * Returns the number of batches served.  The rx lcore calls it after each
+ * pass over its queues, and while it drains at shutdown.
+ */
+struct gi_exec_worker;
+struct gi_exec_worker *gi_executor_inline_worker(struct gi_executor *ex, uint32_t lcore);
+uint32_t gi_exec_worker_poll(struct gi_exec_worker *w);
 
 /*
  * Live reload: make the executor run on a new stream table `next` (streams
@@ -113,8 +177,9 @@ const struct gi_exec_counters *gi_executor_counters(const struct gi_executor *ex
  */
 int gi_executor_swap_streams(struct gi_executor *ex, const struct gi_exec_ctx *next, const int32_t *carry,
 			     uint64_t timeout_ns);
-/* Whether gi_executor_swap_streams() can work on this backend. */
+/* Whether gi_executor_swap_streams() can work here; if not, why (for the log). */
 int gi_executor_can_swap_streams(const struct gi_executor *ex);
+const char *gi_executor_swap_why(const struct gi_executor *ex);
 
 /*
  * Test hooks (the watchdog and shutdown tests), values of `paused`:
@@ -137,8 +202,15 @@ void gi_executor_set_paused(struct gi_executor *ex, int paused);
 /*
  * Run every packet of one slot through the bodies on the calling thread —
  * the host backend's unit of work, exposed for unit tests and benchmarks.
+ * gi_exec_slot_host() is the serial reference path; gi_exec_slot_phased()
+ * the phased executor on one worker, with a scratch of
+ * gi_batch_scratch_bytes(max_pkts) bytes (8-byte aligned); `owner` is the
+ * worker's group (GI_GROUP_ANY: it owns every stream).
  */
 void gi_exec_slot_host(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, struct gi_batch_slot *slot,
 		       uint32_t max_pkts, uint32_t split, uint64_t now);
+void gi_exec_slot_phased(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, uint32_t owner,
+			 struct gi_batch_slot *slot, uint32_t max_pkts, uint32_t split, uint64_t now,
+			 struct gi_batch_hdr *scratch);
 
 #endif /* GI_EXECUTOR_H */

@@ -1,16 +1,17 @@
 /*
  * executor_cuda.c — host side of the cuda executor (CUDA driver API).
  *
- * Makes what the kernels touch visible to the GPU and runs them:
+ * Makes what the kernels touch visible to the GPU and runs them, one CTA of
+ * executor.threads_per_ring threads per ring group (exec_cuda.h):
  *   - batch rings and frame rings live in host memory (or already in device
  *     memory); host memory is registered mapped (cuMemHostRegister, unless a
  *     provider registered it already) and the kernels get its device view;
  *   - the stream array and the lookup map are copied to device memory, so
- *     the per-packet lookups never cross PCIe; lane 0 of the kernel is the
- *     single writer of that device copy;
+ *     the per-packet lookups never cross PCIe; a stream's group's CTA is the
+ *     single writer of its device copy;
  *   - the words the stats thread reads (ctx->streams[i].c / .frame_latency
- *     and the executor counters) are host memory mapped for the GPU, which
- *     the kernels only ever store to (kernels/README.md: counter mirror);
+ *     and each CTA's executor counters) are host memory mapped for the GPU,
+ *     which the kernels only ever store to (kernels/README.md: counter mirror);
  *   - after stop, the final device stream state is copied back into
  *     ctx->streams.
  *
@@ -57,18 +58,21 @@ struct gi_cuda_exec {
 	struct gi_executor_conf conf;
 	struct gi_cuda_drv drv;          /* this executor's handle on the device's primary context */
 	CUmodule mod;
-	CUfunction k_persistent, k_batches, k_tick, k_probe;
+	CUfunction k_persistent, k_pass, k_tick, k_probe;
 	CUstream stream;
 	int have_stream;
+	CUevent pass_done;               /* launch mode: the last pass has finished */
+	int have_event;
 	struct gi_cuda_ctl *ctl;         /* host view, cuMemHostAlloc mapped */
-	struct gi_exec_counters *ctr;    /* host view of the counter mirror */
+	struct gi_exec_counters *ctr;    /* host view of the counter mirrors, one per group */
 	struct gi_cuda_args args;        /* device views, passed to every launch */
-	CUdeviceptr d_state, d_rings, d_streams, d_map;
+	uint32_t threads;                /* per CTA */
+	CUdeviceptr d_state, d_rings, d_groups, d_group_streams, d_ctr, d_streams, d_map;
 	struct gi_cuda_map *ring_maps;   /* n_rings */
 	struct gi_cuda_map *frame_maps;  /* n_streams */
 	struct gi_cuda_map *mirror_maps; /* n_streams: metadata mirrors of frame rings in device memory */
 	struct gi_cuda_map streams_map;  /* ctx->streams, for the counter mirror */
-	uint64_t *launched;              /* launch mode: next slot to launch, per ring */
+	uint64_t *launched;              /* launch mode: head each ring had when the last pass was launched */
 	pthread_t thread;
 	int thread_started;
 	uint32_t host_quit;              /* main → launcher */
@@ -195,8 +199,21 @@ static int gi_cuda_pick_device(struct gi_cuda_exec *c)
 			 dev, c->drv.name, c->drv.pci_bus_id);
 		return -EINVAL;
 	}
-	snprintf(c->desc, sizeof(c->desc), "cuda device %d (%.80s, sm_%d%d, %s), %s%s", c->drv.device_index,
-		 c->drv.name, major, minor, c->drv.pci_bus_id, c->conf.mode == GI_EXEC_LAUNCH ? "launch" : "persistent",
+	int sms = 0;
+	if ((rc = gi_cuda_attr(c, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms)) < 0)
+		return rc;
+	/* a persistent CTA per group must be resident at once, or some ring would never be served */
+	if (c->conf.mode != GI_EXEC_LAUNCH && c->conf.n_groups > (uint32_t)sms) {
+		snprintf(c->err, sizeof(c->err),
+			 "%u ring groups need %u persistent CTAs, CUDA device %s (%.80s) has %d SMs; use fewer rx "
+			 "queues or executor.mode: launch",
+			 c->conf.n_groups, c->conf.n_groups, dev, c->drv.name, sms);
+		return -EINVAL;
+	}
+	snprintf(c->desc, sizeof(c->desc), "cuda device %d (%.80s, sm_%d%d, %s), %s, %u CTA%s x %u threads%s",
+		 c->drv.device_index, c->drv.name, major, minor, c->drv.pci_bus_id,
+		 c->conf.mode == GI_EXEC_LAUNCH ? "launch" : "persistent", c->conf.n_groups,
+		 c->conf.n_groups == 1 ? "" : "s", c->threads,
 		 c->drv.emulated ? " [CUDA EMULATION on CPU threads: for tests, not a GPU]" : "");
 	return 0;
 }
@@ -219,40 +236,68 @@ static int gi_cuda_load_kernels(struct gi_cuda_exec *c)
 	if ((rc = gi_cu_check(c, r, "cuModuleLoadData(gi_exec_cuda_image)", __FILE__, __LINE__)) < 0)
 		return rc;
 	if ((rc = GI_CU(c, d->module_get_function(&c->k_persistent, c->mod, "k_persistent"))) < 0 ||
-	    (rc = GI_CU(c, d->module_get_function(&c->k_batches, c->mod, "k_batches"))) < 0 ||
+	    (rc = GI_CU(c, d->module_get_function(&c->k_pass, c->mod, "k_pass"))) < 0 ||
 	    (rc = GI_CU(c, d->module_get_function(&c->k_tick, c->mod, "k_tick"))) < 0 ||
 	    (rc = GI_CU(c, d->module_get_function(&c->k_probe, c->mod, "k_clock_probe"))) < 0)
 		return rc;
 	return 0;
 }
 
-static int gi_cuda_setup_rings(struct gi_cuda_exec *c, uint32_t *max_stride)
+/* Rings in group order (group g owns a contiguous run), and each group's streams. */
+static int gi_cuda_setup_rings(struct gi_cuda_exec *c, uint32_t *max_stride, uint32_t *max_pkts)
 {
-	struct gi_cuda_ring *hr = calloc(c->conf.n_rings ? c->conf.n_rings : 1, sizeof(*hr));
+	const struct gi_executor_conf *cf = &c->conf;
+	struct gi_cuda_ring *hr = calloc(cf->n_rings ? cf->n_rings : 1, sizeof(*hr));
+	struct gi_cuda_group *hg = calloc(cf->n_groups ? cf->n_groups : 1, sizeof(*hg));
+	uint16_t *hs = calloc(cf->ctx->n_streams ? cf->ctx->n_streams : 1, sizeof(*hs));
+	uint32_t pos = 0, spos = 0;
 	char what[64];
 	int rc = 0;
 
-	if (!hr)
-		return -ENOMEM;
+	if (!hr || !hg || !hs) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	*max_stride = 0;
-	for (uint32_t r = 0; r < c->conf.n_rings && rc == 0; r++) {
-		struct gi_batch_ring *ring = c->conf.rings[r];
-		if (ring->magic != GI_RING_MAGIC) {
-			snprintf(c->err, sizeof(c->err), "batch ring %u is not initialised (bad magic)", r);
-			rc = -EINVAL;
-			break;
+	*max_pkts = 1;
+	for (uint32_t g = 0; g < cf->n_groups && rc == 0; g++) {
+		const struct gi_exec_group *grp = &cf->groups[g];
+		hg[g] = (struct gi_cuda_group){ .first_ring = pos, .n_rings = grp->n_rings, .first_stream = spos,
+						.n_streams = grp->n_streams };
+		for (uint32_t k = 0; k < grp->n_rings && rc == 0; k++, pos++) {
+			uint32_t r = grp->rings[k];
+			struct gi_batch_ring *ring = cf->rings[r];
+			if (ring->magic != GI_RING_MAGIC) {
+				snprintf(c->err, sizeof(c->err), "batch ring %u is not initialised (bad magic)", r);
+				rc = -EINVAL;
+				break;
+			}
+			snprintf(what, sizeof(what), "batch ring %u", r);
+			rc = gi_cuda_map_host(c, ring, ring->ring_bytes, &c->ring_maps[r], what);
+			hr[pos] = (struct gi_cuda_ring){ .ring = (struct gi_batch_ring *)(uintptr_t)c->ring_maps[r].dev,
+							 .size = ring->size, .max_pkts = ring->max_pkts, .split = ring->split,
+							 .stride = ring->slot_stride, .tail = GI_LOAD_RELAXED_U64(&ring->tail) };
+			c->launched[r] = hr[pos].tail;
+			*max_stride = GI_MAX(*max_stride, ring->slot_stride);
+			*max_pkts = GI_MAX(*max_pkts, ring->max_pkts);
 		}
-		snprintf(what, sizeof(what), "batch ring %u", r);
-		rc = gi_cuda_map_host(c, ring, ring->ring_bytes, &c->ring_maps[r], what);
-		hr[r] = (struct gi_cuda_ring){ .ring = (struct gi_batch_ring *)(uintptr_t)c->ring_maps[r].dev,
-					       .size = ring->size, .max_pkts = ring->max_pkts, .split = ring->split,
-					       .stride = ring->slot_stride, .tail = GI_LOAD_RELAXED_U64(&ring->tail) };
-		c->launched[r] = hr[r].tail;
-		*max_stride = GI_MAX(*max_stride, ring->slot_stride);
+		for (uint32_t k = 0; k < grp->n_streams; k++) {
+			struct gi_stream_rt *st = &cf->ctx->streams[grp->streams[k]];
+			st->group = (uint16_t)g; /* its CTA: phase 1 drops what another CTA owns */
+			st->local = (uint16_t)k;
+			hs[spos++] = grp->streams[k];
+		}
 	}
 	if (rc == 0)
-		rc = gi_cuda_alloc_copy(c, &c->d_rings, hr, c->conf.n_rings * sizeof(*hr));
+		rc = gi_cuda_alloc_copy(c, &c->d_rings, hr, cf->n_rings * sizeof(*hr));
+	if (rc == 0)
+		rc = gi_cuda_alloc_copy(c, &c->d_groups, hg, cf->n_groups * sizeof(*hg));
+	if (rc == 0)
+		rc = gi_cuda_alloc_copy(c, &c->d_group_streams, hs, spos * sizeof(*hs));
+out:
 	free(hr);
+	free(hg);
+	free(hs);
 	return rc;
 }
 
@@ -313,7 +358,7 @@ static int gi_cuda_setup(struct gi_cuda_exec *c)
 {
 	struct gi_exec_ctx *ctx = c->conf.ctx;
 	const struct gi_cuda_drv *d;
-	uint32_t max_stride = 0;
+	uint32_t max_stride = 0, max_pkts = 1;
 	int optin = 0, rc;
 	CUdeviceptr dev;
 
@@ -334,11 +379,11 @@ static int gi_cuda_setup(struct gi_cuda_exec *c)
 	if ((rc = gi_cuda_host_alloc(c, (void **)&c->ctl, &dev, sizeof(*c->ctl))) < 0)
 		return rc;
 	c->args.ctl = (struct gi_cuda_ctl *)(uintptr_t)dev;
-	if ((rc = gi_cuda_host_alloc(c, (void **)&c->ctr, &dev, sizeof(*c->ctr))) < 0)
+	if ((rc = gi_cuda_host_alloc(c, (void **)&c->ctr, &dev, c->conf.n_groups * sizeof(*c->ctr))) < 0)
 		return rc;
 	c->args.ctr_mirror = (struct gi_exec_counters *)(uintptr_t)dev;
 
-	if ((rc = gi_cuda_setup_rings(c, &max_stride)) < 0 || (rc = gi_cuda_setup_streams(c)) < 0)
+	if ((rc = gi_cuda_setup_rings(c, &max_stride, &max_pkts)) < 0 || (rc = gi_cuda_setup_streams(c)) < 0)
 		return rc;
 
 	struct gi_cuda_state hs;
@@ -348,29 +393,43 @@ static int gi_cuda_setup(struct gi_cuda_exec *c)
 				       .map = (uint16_t *)(uintptr_t)c->d_map };
 	if ((rc = gi_cuda_alloc_copy(c, &c->d_state, &hs, sizeof(hs))) < 0)
 		return rc;
+	/* zeroed device counters: the mirror starts from the same zeros */
+	if ((rc = gi_cuda_alloc_copy(c, &c->d_ctr, c->ctr, c->conf.n_groups * sizeof(*c->ctr))) < 0)
+		return rc;
 
 	c->args.state = (struct gi_cuda_state *)(uintptr_t)c->d_state;
 	c->args.rings = (struct gi_cuda_ring *)(uintptr_t)c->d_rings;
+	c->args.groups = (struct gi_cuda_group *)(uintptr_t)c->d_groups;
+	c->args.group_streams = (uint16_t *)(uintptr_t)c->d_group_streams;
+	c->args.ctr = (struct gi_exec_counters *)(uintptr_t)c->d_ctr;
 	c->args.streams_mirror = (struct gi_stream_rt *)(uintptr_t)c->streams_map.dev;
 	c->args.n_rings = c->conf.n_rings;
 	c->args.n_streams = ctx->n_streams;
+	c->args.n_groups = c->conf.n_groups;
 	c->args.idle = (uint32_t)c->conf.idle;
 	c->args.tick_ns = c->conf.tick_ns;
-	c->args.smem_bytes = GI_CUDA_SMEM_SLOT_OFF + max_stride;
+	c->args.max_pkts = max_pkts;
+	c->args.smem_bytes = gi_cuda_smem_bytes(max_stride, max_pkts, &c->args.slot_off, &c->args.scratch_off);
 	if ((rc = gi_cuda_attr(c, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &optin)) < 0)
 		return rc;
 	if (c->args.smem_bytes > (uint32_t)optin) {
 		snprintf(c->err, sizeof(c->err),
-			 "a batch slot needs %u bytes of shared memory, this device allows %d per block (lower batch.max_packets)",
-			 c->args.smem_bytes, optin);
+			 "a batch of %u packets needs %u bytes of shared memory per CTA, this device allows %d (lower "
+			 "batch.max_packets)",
+			 max_pkts, c->args.smem_bytes, optin);
 		return -EINVAL;
 	}
 	/* above 48 KiB a kernel must opt in to dynamic shared memory */
 	if ((rc = GI_CU(c, d->func_set_attribute(c->k_persistent, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
 						 (int)c->args.smem_bytes))) < 0 ||
-	    (rc = GI_CU(c, d->func_set_attribute(c->k_batches, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+	    (rc = GI_CU(c, d->func_set_attribute(c->k_pass, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
 						 (int)c->args.smem_bytes))) < 0)
 		return rc;
+	if (c->conf.mode == GI_EXEC_LAUNCH) {
+		if ((rc = GI_CU(c, d->event_create(&c->pass_done, CU_EVENT_DISABLE_TIMING))) < 0)
+			return rc;
+		c->have_event = 1;
+	}
 	return 0;
 }
 
@@ -379,8 +438,9 @@ int gi_cuda_exec_create(const struct gi_executor_conf *conf, struct gi_cuda_exec
 	struct gi_cuda_exec *c;
 	int rc;
 
-	if (!conf->ctx || (conf->n_rings && !conf->rings) || (conf->mode != GI_EXEC_PERSISTENT && conf->mode != GI_EXEC_LAUNCH)) {
-		snprintf(why, whylen, "invalid executor configuration (ctx, rings or mode %d)", (int)conf->mode);
+	if (!conf->ctx || (conf->n_rings && !conf->rings) || !conf->groups || !conf->n_groups ||
+	    (conf->mode != GI_EXEC_AUTO && conf->mode != GI_EXEC_PERSISTENT && conf->mode != GI_EXEC_LAUNCH)) {
+		snprintf(why, whylen, "invalid executor configuration (ctx, rings, groups or mode %d)", (int)conf->mode);
 		return -EINVAL;
 	}
 	c = calloc(1, sizeof(*c));
@@ -391,6 +451,9 @@ int gi_cuda_exec_create(const struct gi_executor_conf *conf, struct gi_cuda_exec
 	c->conf = *conf;
 	if (c->conf.tick_ns == 0)
 		c->conf.tick_ns = 1000000;
+	if (c->conf.mode == GI_EXEC_AUTO)
+		c->conf.mode = GI_EXEC_PERSISTENT;
+	c->threads = c->conf.threads_per_ring ? c->conf.threads_per_ring : 256;
 	rc = gi_cuda_setup(c);
 	if (rc < 0) {
 		snprintf(why, whylen, "%s", rc == -ENOMEM && !c->err[0] ? "out of memory" : c->err);
@@ -401,18 +464,19 @@ int gi_cuda_exec_create(const struct gi_executor_conf *conf, struct gi_cuda_exec
 	return 0;
 }
 
-/* One kernel on the executor's stream. */
-static int gi_cuda_launch(struct gi_cuda_exec *c, CUfunction f, const char *name, unsigned threads, unsigned smem,
-			  void **params)
+/* One kernel on the executor's stream: `ctas` x `threads`. */
+static int gi_cuda_launch(struct gi_cuda_exec *c, CUfunction f, const char *name, unsigned ctas, unsigned threads,
+			  unsigned smem, void **params)
 {
-	CUresult r = c->drv.launch_kernel(f, 1, 1, 1, threads, 1, 1, smem, c->stream, params, NULL);
+	CUresult r = c->drv.launch_kernel(f, ctas, 1, 1, threads, 1, 1, smem, c->stream, params, NULL);
 	return gi_cu_check(c, r, name, __FILE__, __LINE__);
 }
 
 static int gi_cuda_launch_tick(struct gi_cuda_exec *c, uint32_t flush)
 {
 	void *p[] = { &c->args, &flush };
-	return gi_cuda_launch(c, c->k_tick, "cuLaunchKernel(k_tick)", GI_WARP_LANES, 0, p);
+	return gi_cuda_launch(c, c->k_tick, "cuLaunchKernel(k_tick)", c->conf.n_groups, c->threads, GI_CUDA_SMEM_CTL,
+			      p);
 }
 
 /*
@@ -430,7 +494,7 @@ static int gi_cuda_calibrate(struct gi_cuda_exec *c)
 	for (int k = 0; k < 2; k++) {
 		uint64_t gt, deadline = gi_now_ns() + 2000000000ull;
 		__atomic_store_n(&c->ctl->probe_gt, 0, __ATOMIC_RELAXED);
-		if ((rc = gi_cuda_launch(c, c->k_probe, "cuLaunchKernel(k_clock_probe)", 1, 0, p)) < 0)
+		if ((rc = gi_cuda_launch(c, c->k_probe, "cuLaunchKernel(k_clock_probe)", 1, 1, 0, p)) < 0)
 			return rc;
 		while ((gt = __atomic_load_n(&c->ctl->probe_gt, __ATOMIC_ACQUIRE)) == 0) {
 			CUresult r = c->drv.stream_query(c->stream);
@@ -446,10 +510,17 @@ static int gi_cuda_calibrate(struct gi_cuda_exec *c)
 	return GI_CU(c, c->drv.stream_synchronize(c->stream)); /* the probe is done: it ends in microseconds */
 }
 
-/* Launch mode: launches kernels on the one in-order stream (its order is what makes lane 0 the single writer). */
+/*
+ * Launch mode: passes and ticks on the one in-order stream (its order is
+ * what keeps each group's CTA the single writer of its streams).  A pass is
+ * launched when a ring's head moved since the last one and that one has
+ * finished (its event): one pass in flight serves whatever arrived while it
+ * ran, instead of a queue of launches each finding little.
+ */
 static void *gi_cuda_launcher(void *arg)
 {
 	struct gi_cuda_exec *c = arg;
+	const struct gi_cuda_drv *d = &c->drv;
 	struct gi_idle idle;
 	uint64_t next_tick = gi_now_ns() + c->conf.tick_ns;
 	int dirty = 0, rc = 0;
@@ -464,18 +535,26 @@ static void *gi_cuda_launcher(void *arg)
 		uint32_t paused = __atomic_load_n(&c->ctl->paused, __ATOMIC_RELAXED);
 		uint32_t n = 0;
 
-		if (paused == GI_EXEC_RUN)
-			for (uint32_t r = 0; r < c->conf.n_rings && rc == 0; r++) {
+		if (paused == GI_EXEC_RUN) {
+			for (uint32_t r = 0; r < c->conf.n_rings; r++) {
 				uint64_t head = GI_LOAD_ACQUIRE_U64(&c->conf.rings[r]->head);
-				if (head == c->launched[r])
-					continue;
-				void *p[] = { &c->args, &r, &c->launched[r], &head };
-				rc = gi_cuda_launch(c, c->k_batches, "cuLaunchKernel(k_batches)", GI_WARP_LANES,
-						    c->args.smem_bytes, p);
-				c->launched[r] = head;
-				n++;
+				n += head != c->launched[r];
 			}
-		if (rc < 0 || (quit && n == 0 && paused != GI_EXEC_HANG))
+			CUresult e = n ? d->event_query(c->pass_done) : CUDA_ERROR_NOT_READY;
+			if (n && e == CUDA_SUCCESS) {
+				void *p[] = { &c->args };
+				for (uint32_t r = 0; r < c->conf.n_rings; r++)
+					c->launched[r] = GI_LOAD_ACQUIRE_U64(&c->conf.rings[r]->head);
+				if ((rc = gi_cuda_launch(c, c->k_pass, "cuLaunchKernel(k_pass)", c->conf.n_groups, c->threads,
+							 c->args.smem_bytes, p)) < 0 ||
+				    (rc = GI_CU(c, d->event_record(c->pass_done, c->stream))) < 0)
+					break;
+			} else if (n && e != CUDA_ERROR_NOT_READY) {
+				rc = gi_cu_check(c, e, "the last pass (cuEventQuery)", __FILE__, __LINE__);
+				break;
+			}
+		}
+		if (quit && n == 0 && paused != GI_EXEC_HANG)
 			break;
 		uint64_t now = gi_now_ns();
 		/* no ticks while paused: k_tick counts progress, and a paused executor makes none */
@@ -486,7 +565,7 @@ static void *gi_cuda_launcher(void *arg)
 			next_tick = now + c->conf.tick_ns;
 			dirty = 0;
 		}
-		CUresult e = c->drv.stream_query(c->stream); /* a faulting kernel must stop us, not hang us */
+		CUresult e = d->stream_query(c->stream); /* a faulting kernel must stop us, not hang us */
 		if (e != CUDA_SUCCESS && e != CUDA_ERROR_NOT_READY &&
 		    (rc = gi_cu_check(c, e, "a launched kernel (cuStreamQuery)", __FILE__, __LINE__)) < 0)
 			break;
@@ -500,7 +579,7 @@ static void *gi_cuda_launcher(void *arg)
 	if (rc == 0)
 		rc = gi_cuda_launch_tick(c, 1);
 	for (CUresult e = CUDA_ERROR_NOT_READY; rc == 0 && e == CUDA_ERROR_NOT_READY;) {
-		e = c->drv.stream_query(c->stream);
+		e = d->stream_query(c->stream);
 		if (e == CUDA_ERROR_NOT_READY) {
 			struct timespec ts = { 0, 50000 };
 			nanosleep(&ts, NULL);
@@ -528,8 +607,8 @@ int gi_cuda_exec_start(struct gi_cuda_exec *c)
 		return rc;
 	if (c->conf.mode == GI_EXEC_PERSISTENT) {
 		void *p[] = { &c->args };
-		if ((rc = gi_cuda_launch(c, c->k_persistent, "cuLaunchKernel(k_persistent)", GI_WARP_LANES,
-					 c->args.smem_bytes, p)) < 0)
+		if ((rc = gi_cuda_launch(c, c->k_persistent, "cuLaunchKernel(k_persistent)", c->conf.n_groups,
+					 c->threads, c->args.smem_bytes, p)) < 0)
 			return rc;
 	} else {
 		pthread_attr_t attr;
@@ -560,10 +639,12 @@ static int gi_cuda_copy_back(struct gi_cuda_exec *c)
 	struct gi_exec_counters ctr;
 	int rc;
 
-	if ((rc = GI_CU(c, c->drv.memcpy_dtoh(&ctr, c->d_state + offsetof(struct gi_cuda_state, ctr), sizeof(ctr)))) < 0)
-		return rc;
-	for (size_t w = 0; w < sizeof(ctr) / 8; w++)
-		__atomic_store_n((uint64_t *)c->ctr + w, ((uint64_t *)&ctr)[w], __ATOMIC_RELAXED);
+	for (uint32_t g = 0; g < c->conf.n_groups; g++) {
+		if ((rc = GI_CU(c, c->drv.memcpy_dtoh(&ctr, c->d_ctr + g * sizeof(ctr), sizeof(ctr)))) < 0)
+			return rc;
+		for (size_t w = 0; w < sizeof(ctr) / 8; w++)
+			__atomic_store_n((uint64_t *)&c->ctr[g] + w, ((uint64_t *)&ctr)[w], __ATOMIC_RELAXED);
+	}
 	if (ctx->n_streams == 0)
 		return 0;
 	struct gi_stream_rt *ds = malloc(ctx->n_streams * sizeof(*ds));
@@ -656,7 +737,8 @@ void gi_cuda_exec_destroy(struct gi_cuda_exec *c)
 		for (uint32_t s = 0; c->mirror_maps && s < c->conf.ctx->n_streams; s++)
 			gi_cuda_unmap(c, &c->mirror_maps[s]);
 		gi_cuda_unmap(c, &c->streams_map);
-		CUdeviceptr dptrs[] = { c->d_state, c->d_rings, c->d_streams, c->d_map };
+		CUdeviceptr dptrs[] = { c->d_state, c->d_rings, c->d_groups, c->d_group_streams, c->d_ctr, c->d_streams,
+					c->d_map };
 		for (size_t i = 0; i < sizeof(dptrs) / sizeof(dptrs[0]); i++)
 			if (dptrs[i])
 				(void)d->mem_free(dptrs[i]);
@@ -664,6 +746,8 @@ void gi_cuda_exec_destroy(struct gi_cuda_exec *c)
 			(void)d->mem_free_host(c->ctl);
 		if (c->ctr)
 			(void)d->mem_free_host(c->ctr);
+		if (c->have_event)
+			(void)d->event_destroy(c->pass_done);
 		if (c->have_stream)
 			(void)d->stream_destroy(c->stream);
 		if (c->mod)
@@ -677,9 +761,14 @@ void gi_cuda_exec_destroy(struct gi_cuda_exec *c)
 	free(c);
 }
 
-const struct gi_exec_counters *gi_cuda_exec_counters(const struct gi_cuda_exec *c)
+uint32_t gi_cuda_exec_groups(const struct gi_cuda_exec *c)
 {
-	return c->ctr;
+	return c->conf.n_groups;
+}
+
+const struct gi_exec_counters *gi_cuda_exec_counters(const struct gi_cuda_exec *c, uint32_t g)
+{
+	return &c->ctr[g];
 }
 
 void gi_cuda_exec_set_paused(struct gi_cuda_exec *c, int paused)

@@ -29,8 +29,11 @@
  * all ones, the UDP header with its checksum set to all ones, the BTH with
  * its resv8 byte (FECN/BECN) set to all ones, the extension headers, the
  * payload and the pad — as scapy.contrib.roce computes it.  Table-driven,
- * byte at a time: on the GPU it runs on one lane, about one table load per
- * byte (a known cost; `icrc: ignore` where the NIC already checked it).
+ * byte at a time on the host.  The GPU splits each packet's bytes across
+ * the 32 lanes of a warp: each lane takes the CRC of its slice, moves it to
+ * its place by multiplying with x^(8 * bytes after the slice) mod P (the
+ * GF(2) shift behind crc32_combine), and the warp XORs the shares
+ * (gi_rocev2_icrc_lanes).  `icrc: ignore` where the NIC already checked it.
  */
 #ifndef GI_FMT_ROCEV2_H
 #define GI_FMT_ROCEV2_H
@@ -246,6 +249,52 @@ GI_HD static inline uint32_t gi_crc32_span(uint32_t c, const uint8_t *pkt, uint3
 	return c;
 }
 
+/* The same with an explicit table (the GPU keeps a copy in shared memory:
+ * lanes index it divergently, which constant memory would serialise). */
+GI_HD static inline uint32_t gi_crc32_span_t(uint32_t c, const uint32_t *tab, const uint8_t *pkt, uint32_t hdr_len,
+					     const uint8_t *seg1, uint32_t off, uint32_t n)
+{
+	for (; n && off < hdr_len; n--, off++)
+		c = tab[(c ^ pkt[off]) & 0xffu] ^ (c >> 8);
+	if (n) {
+		const uint8_t *p = seg1 + (off - hdr_len);
+		for (uint32_t i = 0; i < n; i++)
+			c = tab[(c ^ p[i]) & 0xffu] ^ (c >> 8);
+	}
+	return c;
+}
+
+/* a * b mod P in the reflected representation (bit 31 is x^0). */
+GI_HD static inline uint32_t gi_crc32_mulmod(uint32_t a, uint32_t b)
+{
+	uint32_t p = 0;
+	for (int i = 0; i < 32; i++) {
+		if (a & (0x80000000u >> i))
+			p ^= b;
+		b = (b >> 1) ^ ((b & 1u) ? 0xedb88320u : 0u);
+	}
+	return p;
+}
+
+/* x^(8 * 2^k) mod P, k = 0..15 (tests/unit/test_rocev2.c checks them by squaring) */
+#define GI_CRC32_X8_POW2 \
+	{ 0x00800000u, 0x00008000u, 0xedb88320u, 0xb1e6b092u, 0xa06a2517u, 0xed627daeu, 0x88d14467u, 0xd7bbfe6au, \
+	  0xec447f11u, 0x8e7ea170u, 0x6427800eu, 0x4d47bae0u, 0x09fe548fu, 0x83852d0fu, 0x30362f1au, 0x7b5a9cc3u }
+
+/* The CRC register `c` after n more zero bytes: c * x^(8n) mod P (n < 65536). */
+GI_HD static inline uint32_t gi_crc32_shift(uint32_t c, uint32_t n)
+{
+	const uint32_t x8[16] = GI_CRC32_X8_POW2;
+	uint32_t p = 0x80000000u;
+
+	if (n == 0)
+		return c;
+	for (int k = 0; k < 16; k++)
+		if (n >> k & 1u)
+			p = gi_crc32_mulmod(p, x8[k]);
+	return gi_crc32_mulmod(c, p);
+}
+
 /*
  * The ICRC the packet should carry.  `l3_off`: IPv4 header offset; the IPv4,
  * UDP headers and the BTH must lie in the first hdr_len bytes; `udp_len` is
@@ -271,6 +320,62 @@ GI_HD static inline uint32_t gi_rocev2_icrc(const uint8_t *pkt, uint32_t hdr_len
 	return ~c;
 }
 
+/*
+ * Lane `lane` of `nlanes`'s share of the ICRC: ~(XOR of every lane's share)
+ * is gi_rocev2_icrc().  The ICRC's input M (8 x 0xFF, the masked
+ * IPv4/UDP/BTH headers, the rest of the UDP payload up to the ICRC) is cut
+ * into nlanes contiguous slices; a lane's share is the CRC of its slice
+ * from a zero register, shifted past the bytes after it, and lane 0 adds
+ * the all-ones initial register shifted past all of M.  With one lane it
+ * is the byte loop, inverted.  `tab`: the CRC-32 table, where the caller
+ * keeps it.
+ */
+GI_HD static inline uint32_t gi_rocev2_icrc_lanes(const uint8_t *pkt, uint32_t hdr_len, const uint8_t *seg1,
+						  uint32_t l3_off, uint32_t udp_len, uint32_t lane, uint32_t nlanes,
+						  const uint32_t *tab)
+{
+	if (nlanes == 1)
+		return ~gi_rocev2_icrc(pkt, hdr_len, seg1, l3_off, udp_len);
+
+	const uint8_t *ip = pkt + l3_off;
+	uint32_t ihl = (uint32_t)(ip[0] & 0x0f) * 4;
+	uint32_t masked = ihl + 8 + GI_ROCEV2_BTH_LEN;
+	uint32_t rest = udp_len - 8 - GI_ROCEV2_BTH_LEN - GI_ROCEV2_ICRC_LEN;
+	uint32_t total = 8 + masked + rest;
+	uint32_t chunk = (total + nlanes - 1) / nlanes;
+	uint32_t lo = GI_MIN(total, lane * chunk), hi = GI_MIN(total, lo + chunk), j = lo;
+	uint32_t c = 0;
+
+	for (; j < hi && j < 8; j++)
+		c = tab[(c ^ 0xffu) & 0xffu] ^ (c >> 8);
+	for (; j < hi && j < 8 + masked; j++) {
+		uint32_t i = j - 8;
+		uint8_t b = ip[i];
+		if (i == 1 || i == 8 || i == 10 || i == 11 || i == ihl + 6 || i == ihl + 7 || i == ihl + 8 + 4)
+			b = 0xff; /* TOS, TTL, IPv4 checksum, UDP checksum, BTH resv8 (FECN/BECN) */
+		c = tab[(c ^ b) & 0xffu] ^ (c >> 8);
+	}
+	if (j < hi)
+		c = gi_crc32_span_t(c, tab, pkt, hdr_len, seg1, l3_off + masked + (j - 8 - masked), hi - j);
+	c = gi_crc32_shift(c, total - hi);
+	if (lane == 0)
+		c ^= gi_crc32_shift(0xffffffffu, total);
+	return c;
+}
+
+/* The ICRC the packet carries: its last 4 bytes, least-significant first. */
+GI_HD static inline uint32_t gi_rocev2_icrc_carried(const uint8_t *pkt, uint32_t hdr_len, const uint8_t *seg1,
+						    const struct gi_l4 *l4)
+{
+	uint32_t end = l4->payload_off + l4->payload_len; /* the ICRC's 4 bytes end here */
+	uint8_t w[4];
+	for (uint32_t i = 0; i < 4; i++) {
+		uint32_t o = end - 4 + i;
+		w[i] = o < hdr_len ? pkt[o] : seg1[o - hdr_len];
+	}
+	return (uint32_t)w[0] | ((uint32_t)w[1] << 8) | ((uint32_t)w[2] << 16) | ((uint32_t)w[3] << 24);
+}
+
 /* ---- the parser -------------------------------------------------------------- */
 
 /*
@@ -278,11 +383,13 @@ GI_HD static inline uint32_t gi_rocev2_icrc(const uint8_t *pkt, uint32_t hdr_len
  * `pkt` holds the packet's first hdr_len bytes, the rest is at seg1 (buffer
  * split) — the ICRC covers the payload, so verify reads both segments.
  * Order: length → ICRC → opcode → header consistency, so a corrupted packet
- * is counted as rocev2_icrc whatever its corruption looks like.
+ * is counted as rocev2_icrc whatever its corruption looks like.  With
+ * icrc_now 0 the ICRC is left to the caller (pi->icrc_pending, also on a
+ * later drop reason): a bad ICRC must then override what this returns.
  */
 GI_HD static inline int gi_fmt_rocev2_parse(const struct gi_format_params *fp, const uint8_t *pkt, uint32_t hdr_len,
 					    const uint8_t *seg1, const struct gi_l4 *l4, uint32_t packets,
-					    uint32_t payload_bytes, struct gi_pkt_info *pi)
+					    uint32_t payload_bytes, int icrc_now, struct gi_pkt_info *pi)
 {
 	const struct gi_fmt_rocev2_params r = gi_fmt_rocev2(fp), *rp = &r;
 	gi_pkt_info_clear(pi);
@@ -293,14 +400,10 @@ GI_HD static inline int gi_fmt_rocev2_parse(const struct gi_format_params *fp, c
 	if (ulen < GI_ROCEV2_BTH_LEN + GI_ROCEV2_ICRC_LEN || avail < GI_ROCEV2_BTH_LEN)
 		return GI_DROP_MALFORMED_TRUNCATED;
 	if (rp->icrc == GI_ROCEV2_ICRC_VERIFY) {
-		uint32_t end = l4->payload_off + ulen; /* the ICRC's 4 bytes end here */
-		uint8_t w[4];
-		for (uint32_t i = 0; i < 4; i++) {
-			uint32_t o = end - 4 + i;
-			w[i] = o < hdr_len ? pkt[o] : seg1[o - hdr_len];
-		}
-		uint32_t got = (uint32_t)w[0] | ((uint32_t)w[1] << 8) | ((uint32_t)w[2] << 16) | ((uint32_t)w[3] << 24);
-		if (got != gi_rocev2_icrc(pkt, hdr_len, seg1, l4->l3_off, ulen + 8))
+		if (!icrc_now)
+			pi->icrc_pending = 1;
+		else if (gi_rocev2_icrc_carried(pkt, hdr_len, seg1, l4) !=
+			 gi_rocev2_icrc(pkt, hdr_len, seg1, l4->l3_off, ulen + 8))
 			return GI_DROP_ROCEV2_ICRC;
 	}
 
@@ -344,7 +447,6 @@ GI_HD static inline int gi_fmt_rocev2_parse(const struct gi_format_params *fp, c
 	pi->has_frame = 0;
 	pi->closes_frame = (uint8_t)((rp->close_on == GI_ROCEV2_CLOSE_LAST && (fl & GI_ROCEV2_F_LAST)) ||
 				     (rp->close_on == GI_ROCEV2_CLOSE_IMM && (fl & GI_ROCEV2_F_IMM)));
-	pi->pad = 0;
 	return 0;
 }
 

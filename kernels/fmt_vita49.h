@@ -200,7 +200,6 @@ GI_HD static inline int gi_fmt_vita49_parse(const struct gi_format_params *fp, c
 	pi->has_frame = 0;
 	pi->has_offset = 0;
 	pi->closes_frame = 0;
-	pi->pad = 0;
 	return 0;
 }
 

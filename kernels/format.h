@@ -67,7 +67,7 @@ struct gi_pkt_info {
 	uint8_t has_frame;     /* 0: frame and index follow from the sequence number */
 	uint8_t has_offset;    /* placement by byte offset (RDMA WRITE), not by index */
 	uint8_t closes_frame;  /* the frame is final after this packet (e.g. WRITE with immediate) */
-	uint8_t pad;
+	uint8_t icrc_pending;  /* rocev2: the ICRC is still to be verified (the phased GPU path does it per warp) */
 };
 
 /* Every parser starts here: no field is left undefined on any path. */
@@ -75,7 +75,7 @@ GI_HD static inline void gi_pkt_info_clear(struct gi_pkt_info *pi)
 {
 	pi->seq = pi->frame = pi->byte_off = pi->timestamp = 0;
 	pi->pkt_index = pi->payload_off = pi->payload_len = pi->sensor_id = 0;
-	pi->has_frame = pi->has_offset = pi->closes_frame = pi->pad = 0;
+	pi->has_frame = pi->has_offset = pi->closes_frame = pi->icrc_pending = 0;
 }
 
 /*

@@ -91,6 +91,84 @@
 #define GI_COUNTER_ADD(p, v) GI_STORE_RELAXED_U64((p), GI_LOAD_RELAXED_U64(p) + (uint64_t)(v))
 #define GI_COUNTER_READ(p) GI_LOAD_RELAXED_U64(p)
 
+/*
+ * Read-modify-write atomics for words several workers of one executor
+ * instance update (a CTA's threads, never two CTAs): the per-batch drop
+ * counters in shared memory.  Relaxed, like CUDA's atomicAdd/atomicOr.
+ * uint64_t is `unsigned long` on LP64 hosts but CUDA's overloads take
+ * `unsigned long long`: the casts keep one spelling for both.
+ */
+#if defined(__CUDA_ARCH__)
+#define GI_ATOMIC_ADD_U32(p, v) atomicAdd((unsigned int *)(p), (unsigned int)(v))
+#define GI_ATOMIC_ADD_U64(p, v) atomicAdd((unsigned long long *)(p), (unsigned long long)(v))
+#define GI_ATOMIC_OR_U64(p, v) atomicOr((unsigned long long *)(p), (unsigned long long)(v))
+#else
+#define GI_ATOMIC_ADD_U32(p, v) __atomic_fetch_add((uint32_t *)(p), (uint32_t)(v), __ATOMIC_RELAXED)
+#define GI_ATOMIC_ADD_U64(p, v) __atomic_fetch_add((uint64_t *)(p), (uint64_t)(v), __ATOMIC_RELAXED)
+#define GI_ATOMIC_OR_U64(p, v) __atomic_fetch_or((uint64_t *)(p), (uint64_t)(v), __ATOMIC_RELAXED)
+#endif
+
+/* High 64 bits of a 64 x 64-bit product. */
+GI_HD static inline uint64_t gi_umulhi64(uint64_t a, uint64_t b)
+{
+#if defined(__CUDA_ARCH__)
+	return (uint64_t)__umul64hi((unsigned long long)a, (unsigned long long)b);
+#else
+	return (uint64_t)(((unsigned __int128)a * b) >> 64);
+#endif
+}
+
+/*
+ * Division of any 64-bit n by a run-time invariant d (1 <= d < 2^32) with a
+ * multiply and two shifts instead of a divide (Granlund & Montgomery 1994,
+ * fig. 4.1): a 64-bit divide is a ~100-instruction loop on a GPU and ~40
+ * cycles on a CPU, and the executor does several per packet (frame from a
+ * sequence number, slot from a frame, index from a byte offset).
+ */
+struct gi_div {
+	uint64_t m;
+	uint32_t d;
+	uint8_t sh1, sh2, pad[2];
+};
+
+/* Once per divisor (per epoch): a 64-step long division, fine on either side. */
+GI_HD static inline void gi_div_init(struct gi_div *v, uint32_t d)
+{
+	uint32_t l = 0;
+	uint64_t r, q = 0;
+
+	if (d == 0)
+		d = 1; /* never configured so; keeps the arithmetic defined */
+	while (l < 32 && (1ull << l) < d)
+		l++;
+	/* m = floor(2^64 * (2^l - d) / d) + 1; 2^l - d < d, so the quotient fits */
+	r = (1ull << l) - d;
+	for (int i = 0; i < 64; i++) {
+		r <<= 1;
+		q <<= 1;
+		if (r >= d) {
+			r -= d;
+			q |= 1;
+		}
+	}
+	v->m = q + 1;
+	v->d = d;
+	v->sh1 = (uint8_t)(l < 1 ? l : 1);
+	v->sh2 = (uint8_t)(l > 0 ? l - 1 : 0);
+	v->pad[0] = v->pad[1] = 0;
+}
+
+GI_HD static inline uint64_t gi_div_q(const struct gi_div *v, uint64_t n)
+{
+	uint64_t t = gi_umulhi64(v->m, n);
+	return (t + ((n - t) >> v->sh1)) >> v->sh2;
+}
+
+GI_HD static inline uint64_t gi_div_r(const struct gi_div *v, uint64_t n)
+{
+	return n - gi_div_q(v, n) * v->d;
+}
+
 #define GI_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GI_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define GI_ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((uint64_t)(a) - 1))

@@ -1,21 +1,30 @@
 /*
- * stream.h — per-packet executor bodies: classify, sequence, place, publish.
+ * stream.h — the per-stream state machine: where a packet goes, when a
+ * frame opens, completes, times out, and how loss is counted.
  *
- * This is the logic the CUDA kernels and the host executor share.  For every
- * packet of a batch the executor calls
+ * One stream's runtime state has exactly one writer at a time, the worker
+ * that owns the ring group its packets arrive on (a CUDA CTA, a host
+ * executor thread, or an rx lcore in inline mode; DESIGN.md "Frames and
+ * streams").  The stats thread only reads the counters.
  *
- *     gi_exec_classify()   one lane: parse, find the stream, account for
- *                          order and loss, open the frame slot, claim the
- *                          packet's bit in the received bitmap
- *     gi_copy_lanes()      all lanes: move the payload into the frame
- *     gi_exec_commit()     one lane: count the packet, publish every frame
- *                          that is now complete, in frame order
+ * A packet goes through three steps (classify.h wraps them):
  *
- * and, when idle or at shutdown, gi_stream_tick() / gi_stream_flush().
+ *     gi_seq_locate()   sequence number extension, frame and index, late
+ *                       or in window, the window push, drop reasons that
+ *                       depend on stream state (rocev2_va, geometry, index)
+ *     gi_seq_open()     open its frame slot if needed, claim its bit in the
+ *                       received bitmap: placed or duplicate, exactly
+ *     gi_seq_commit()   after its payload is in: count it, end the frame if
+ *                       the packet says so, publish what is complete
  *
- * Ownership: a stream's runtime state has exactly one writer, the executor
- * instance serving the ring its packets arrive on (DESIGN.md: a stream is
- * steered to one queue).  The stats thread reads the counters only.
+ * The serial reference path runs them per packet with the copy between
+ * open and commit.  The phased executor (batch.h) runs locate, open and
+ * commit for a whole batch first, with visibility *deferred*: frames that
+ * become final are finalised (state, counters, loss) at the same packet
+ * as in the serial path, but their seqlock word, mirror and the ring's
+ * next_frame are only written by gi_stream_make_visible() after every
+ * payload of the batch is copied.  Same decisions, same order, same
+ * counters; consumers just see the batch's frames appear together.
  *
  * Accounting (DESIGN.md): every delivered packet ends in exactly one of
  * placed (counters.packets), duplicates, late, or drops[reason].  Loss is
@@ -71,7 +80,17 @@ struct gi_stream_rt {
 	struct gi_frame_ring_hdr *mirror; /* consumers' metadata copy when ring is in GPU memory, else NULL */
 	struct gi_format_params fp;
 	uint16_t next_same_udp;   /* next stream sharing this (port, UDP port), GI_STREAM_NONE at the end */
+	uint16_t group;           /* the ring group (executor worker) that owns it */
+	uint16_t local;           /* its index among its group's streams */
 	uint16_t pad0;
+
+	/* derived at each epoch start (gi_stream_start): divide-free geometry */
+	struct gi_div div_packets;  /* sequence distance -> frame, index */
+	struct gi_div div_payload;  /* byte offset -> index */
+	struct gi_div div_slots;    /* frame -> slot */
+	uint64_t slot_stride;       /* of ring */
+	uint64_t mirror_stride;     /* of mirror */
+	uint64_t payload_off;       /* of ring */
 
 	/* sequencing state */
 	uint32_t started;
@@ -93,11 +112,24 @@ struct gi_stream_rt {
 	uint64_t raw_origin;
 	uint64_t seq_origin;
 
+	/*
+	 * Deferred visibility (phased executor): while `defer` is set, frames
+	 * finalised are counted in pend_n and span [pend_lo, pend_hi]; `stall`
+	 * says a packet waits for them to become visible before it may reuse
+	 * a slot (the batch then takes another round).
+	 */
+	uint32_t defer;
+	uint32_t stall;
+	uint64_t vis_next;        /* next_frame as consumers last saw it */
+	uint64_t pend_n;
+	uint64_t pend_lo;
+	uint64_t pend_hi;
+
 	struct gi_stream_counters c;
 	struct gi_hist frame_latency;
 };
 
-/* Per executor instance (one writer). */
+/* Per executor worker (one writer). */
 struct gi_exec_counters {
 	uint64_t batches;
 	uint64_t packets;
@@ -108,6 +140,7 @@ struct gi_exec_counters {
 };
 
 #define GI_STREAM_NONE 0xffffu
+#define GI_GROUP_ANY 0xffffu   /* a worker that owns every stream (one host thread) */
 
 /*
  * Stream lookup: map[port * 65536 + udp_dst_port] is a stream index or
@@ -145,35 +178,70 @@ GI_HD static inline void gi_place_copy(const struct gi_place *pl, uint32_t lane,
 		gi_copy_lanes(pl->dst + pl->len0, pl->src1, pl->len1, lane, nlanes);
 }
 
-GI_HD static inline int64_t gi_extend_delta32(uint64_t ref, uint32_t v)
+/* ---- slots ------------------------------------------------------------------ */
+
+/* Frame f's slot in the assembly ring: gi_frame_slot_at() without a 64-bit modulo. */
+GI_HD static inline struct gi_frame_slot *gi_stream_slot(const struct gi_stream_rt *st, uint64_t frame)
 {
-	return (int64_t)(int32_t)(v - (uint32_t)ref);
+	return (struct gi_frame_slot *)((uint8_t *)st->ring + GI_ALIGN_UP(sizeof(struct gi_frame_ring_hdr), 4096) +
+					gi_div_r(&st->div_slots, frame) * st->slot_stride);
 }
 
-/*
- * Mirror upkeep (GPU frame rings only; mirror == NULL on the host path).
- * Writes only, so on the GPU they are posted PCIe stores into host memory.
- */
-GI_HD static inline void gi_mirror_word(struct gi_stream_rt *st, uint64_t next_frame)
+GI_HD static inline struct gi_frame_slot *gi_stream_mirror_slot(const struct gi_stream_rt *st, uint64_t frame)
 {
+	return (struct gi_frame_slot *)((uint8_t *)st->mirror + GI_ALIGN_UP(sizeof(struct gi_frame_ring_hdr), 4096) +
+					gi_div_r(&st->div_slots, frame) * st->mirror_stride);
+}
+
+/* Where packet `index` of the frame in slot `s` goes. */
+GI_HD static inline uint8_t *gi_stream_payload(const struct gi_stream_rt *st, struct gi_frame_slot *s, uint32_t index)
+{
+	return (uint8_t *)s + st->payload_off + (uint64_t)index * st->payload_bytes;
+}
+
+/* Geometry the hot path derives from the configuration, once per epoch. */
+GI_HD static inline void gi_stream_derive(struct gi_stream_rt *st)
+{
+	gi_div_init(&st->div_packets, st->packets);
+	gi_div_init(&st->div_payload, st->payload_bytes);
+	gi_div_init(&st->div_slots, st->ring->n_slots);
+	st->slot_stride = st->ring->slot_stride;
+	st->payload_off = st->ring->payload_off;
+	st->mirror_stride = st->mirror ? st->mirror->slot_stride : 0;
+}
+
+GI_HD static inline int gi_frame_is_open(const struct gi_frame_slot *s, uint64_t frame)
+{
+	return s->frame == frame && s->state == GI_FRAME_FILLING && s->seq == 2 * frame + 1;
+}
+
+/* ---- visibility --------------------------------------------------------------- */
+
+/* Consumers learn that frames below `next` are final (now, or at the batch's end when deferred). */
+GI_HD static inline void gi_stream_set_next(struct gi_stream_rt *st, uint64_t next)
+{
+	st->next_pub = next;
+	if (st->defer)
+		return;
+	st->vis_next = next;
+	GI_STORE_RELEASE_U64(&st->ring->next_frame, next);
 	if (st->mirror)
-		GI_STORE_RELEASE_U64(&st->mirror->next_frame, next_frame);
+		GI_STORE_RELEASE_U64(&st->mirror->next_frame, next);
 }
 
 GI_HD static inline void gi_mirror_open(struct gi_stream_rt *st, uint64_t frame)
 {
 	if (!st->mirror)
 		return;
-	struct gi_frame_slot *m = gi_frame_slot_at(st->mirror, frame);
+	struct gi_frame_slot *m = gi_stream_mirror_slot(st, frame);
 	GI_STORE_RELAXED_U64(&m->seq, 2 * frame + 1);
 	GI_FENCE_RELEASE();
 }
 
-GI_HD static inline void gi_mirror_publish(struct gi_stream_rt *st, const struct gi_frame_slot *s)
+/* The slot's metadata and bitmap to the consumers' mirror; its seq word last. */
+GI_HD static inline void gi_mirror_copy(struct gi_stream_rt *st, const struct gi_frame_slot *s)
 {
-	if (!st->mirror)
-		return;
-	struct gi_frame_slot *m = gi_frame_slot_at(st->mirror, s->frame);
+	struct gi_frame_slot *m = gi_stream_mirror_slot(st, s->frame);
 	const uint64_t *bm = (const uint64_t *)(s + 1);
 	uint64_t *mbm = gi_frame_bitmap(m);
 	m->frame = s->frame;
@@ -185,13 +253,24 @@ GI_HD static inline void gi_mirror_publish(struct gi_stream_rt *st, const struct
 	m->state = s->state;
 	m->sensor_id = s->sensor_id;
 	m->sensor_frame = s->sensor_frame;
-	for (uint32_t w = 0; w < st->ring->bitmap_words; w++)
+	for (uint32_t w = 0; w < gi_frame_bitmap_words(st->packets); w++)
 		mbm[w] = bm[w];
-	/* the payload (device ring) and this metadata before the even seq */
-	GI_STORE_RELEASE_U64(&m->seq, 2 * s->frame + 2);
 }
 
-/* Make frame f (all its slot metadata) final and visible to consumers. */
+/* A final frame becomes readable: every payload byte, bitmap bit and header word before its even seq. */
+GI_HD static inline void gi_frame_make_visible(struct gi_stream_rt *st, struct gi_frame_slot *s)
+{
+	if (st->mirror) {
+		gi_mirror_copy(st, s);
+		GI_STORE_RELEASE_U64(&gi_stream_mirror_slot(st, s->frame)->seq, 2 * s->frame + 2);
+	}
+	GI_STORE_RELEASE_U64(&s->seq, 2 * s->frame + 2);
+}
+
+/*
+ * Make frame f final: its state, the frame counters, its loss and latency.
+ * Visible to consumers at once, or — deferred — by gi_stream_make_visible().
+ */
 GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_frame_slot *s, uint32_t state,
 					  uint64_t now)
 {
@@ -201,34 +280,70 @@ GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_fra
 
 	s->state = received == s->expected ? (uint32_t)GI_FRAME_COMPLETE : state;
 	s->publish_ns = now;
-	GI_STORE_RELEASE_U64(&s->seq, 2 * s->frame + 2);
-	gi_mirror_publish(st, s);
 	GI_COUNTER_ADD(&st->c.frames[kind], 1);
 	GI_COUNTER_ADD(&st->c.lost, s->expected - received);
 	gi_hist_observe(&st->frame_latency, now > s->first_rx_ns ? now - s->first_rx_ns : 0);
+	if (!st->defer) {
+		gi_frame_make_visible(st, s);
+		return;
+	}
+	if (st->pend_n++ == 0)
+		st->pend_lo = st->pend_hi = s->frame;
+	st->pend_lo = GI_MIN(st->pend_lo, s->frame);
+	st->pend_hi = GI_MAX(st->pend_hi, s->frame);
 }
 
-GI_HD static inline int gi_frame_is_open(const struct gi_frame_slot *s, uint64_t frame)
+/*
+ * End of a deferred round: every frame finalised since it began becomes
+ * visible, then next_frame moves.  The caller has made every payload store
+ * of the round visible to this thread (a barrier on the GPU); the fence
+ * inside the first release then covers them.  Pending frames sit in
+ * distinct slots (gi_seq_open() stalls rather than reuse one), so a scan of
+ * [pend_lo, pend_hi] — or of every slot when a resync spread them further
+ * apart — finds each exactly once.
+ */
+GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st)
 {
-	return s->frame == frame && s->state == GI_FRAME_FILLING && s->seq == 2 * frame + 1;
+	if (!st->defer)
+		return;
+	st->defer = 0;
+	st->stall = 0;
+	if (st->pend_n) {
+		uint64_t n_slots = st->div_slots.d;
+		if (st->pend_hi - st->pend_lo < n_slots) {
+			for (uint64_t f = st->pend_lo; f <= st->pend_hi; f++) {
+				struct gi_frame_slot *s = gi_stream_slot(st, f);
+				if (s->frame == f && s->seq == 2 * f + 1 && s->state != GI_FRAME_FILLING)
+					gi_frame_make_visible(st, s);
+			}
+		} else {
+			for (uint64_t k = 0; k < n_slots; k++) {
+				struct gi_frame_slot *s = gi_stream_slot(st, k);
+				if ((s->seq & 1) && s->state != GI_FRAME_FILLING)
+					gi_frame_make_visible(st, s);
+			}
+		}
+		st->pend_n = 0;
+	}
+	if (st->next_pub != st->vis_next)
+		gi_stream_set_next(st, st->next_pub);
 }
+
+/* ---- the window ----------------------------------------------------------------- */
 
 /* Publish the in-order run of complete frames at the head of the window. */
 GI_HD static inline void gi_stream_publish_ready(struct gi_stream_rt *st, uint64_t now)
 {
 	uint64_t f = st->next_pub;
 	while (f <= st->max_frame) {
-		struct gi_frame_slot *s = gi_frame_slot_at(st->ring, f);
+		struct gi_frame_slot *s = gi_stream_slot(st, f);
 		if (!gi_frame_is_open(s, f) || s->received != s->expected)
 			break;
 		gi_frame_publish(st, s, GI_FRAME_COMPLETE, now);
 		f++;
 	}
-	if (f != st->next_pub) {
-		st->next_pub = f;
-		GI_STORE_RELEASE_U64(&st->ring->next_frame, f);
-		gi_mirror_word(st, f);
-	}
+	if (f != st->next_pub)
+		gi_stream_set_next(st, f);
 }
 
 /*
@@ -244,7 +359,7 @@ GI_HD static inline void gi_stream_advance(struct gi_stream_rt *st, uint64_t new
 	uint64_t skipped = 0;
 
 	for (; f < scan_end; f++) {
-		struct gi_frame_slot *s = gi_frame_slot_at(st->ring, f);
+		struct gi_frame_slot *s = gi_stream_slot(st, f);
 		if (gi_frame_is_open(s, f))
 			gi_frame_publish(st, s, state, now);
 		else if (f >= st->min_frame)
@@ -254,9 +369,7 @@ GI_HD static inline void gi_stream_advance(struct gi_stream_rt *st, uint64_t new
 		skipped += new_next - scan_end;
 	if (skipped)
 		GI_COUNTER_ADD(&st->c.lost, skipped * st->packets);
-	st->next_pub = new_next;
-	GI_STORE_RELEASE_U64(&st->ring->next_frame, new_next);
-	gi_mirror_word(st, new_next);
+	gi_stream_set_next(st, new_next);
 	/* frames that completed while an older one held the head go out now */
 	gi_stream_publish_ready(st, now);
 }
@@ -280,7 +393,7 @@ GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_
 	s->received = 0;
 	s->sensor_id = sensor_id;
 	s->sensor_frame = sensor_frame;
-	for (uint32_t w = 0; w < st->ring->bitmap_words; w++)
+	for (uint32_t w = 0; w < gi_frame_bitmap_words(st->packets); w++)
 		bm[w] = 0;
 	s->state = GI_FRAME_FILLING;
 }
@@ -294,26 +407,19 @@ GI_HD static inline void gi_stream_start(struct gi_stream_rt *st, uint64_t frame
 {
 	uint64_t back = GI_MIN(frame, (uint64_t)(st->window - 1));
 
+	gi_stream_derive(st);
 	st->started = 1;
-	st->next_pub = frame - back;
 	st->max_frame = frame;
 	st->min_frame = frame;
 	st->seq_max = seq;
 	st->seq_origin = seq;
 	st->ring->first_frame = frame - back;
-	GI_STORE_RELEASE_U64(&st->ring->next_frame, frame - back);
-	GI_STORE_RELEASE_U32(&st->ring->started, 1); /* consumers read first_frame after acquiring this */
-	if (st->mirror) {
+	if (st->mirror)
 		st->mirror->first_frame = frame - back;
-		GI_STORE_RELEASE_U64(&st->mirror->next_frame, frame - back);
+	gi_stream_set_next(st, frame - back);
+	GI_STORE_RELEASE_U32(&st->ring->started, 1); /* consumers read first_frame after acquiring this */
+	if (st->mirror)
 		GI_STORE_RELEASE_U32(&st->mirror->started, 1);
-	}
-}
-
-GI_HD static inline int gi_exec_drop(struct gi_exec_counters *ctr, enum gi_drop_reason r)
-{
-	GI_COUNTER_ADD(&ctr->drops[r], 1);
-	return 0;
 }
 
 /* Close the oldest open frame if its first packet is older than the timeout. */
@@ -322,7 +428,7 @@ GI_HD static inline void gi_stream_tick(struct gi_stream_rt *st, uint64_t now)
 	if (!st->started || st->frame_timeout_ns == 0)
 		return;
 	for (uint64_t f = st->next_pub; f <= st->max_frame && f < st->next_pub + st->window; f++) {
-		struct gi_frame_slot *s = gi_frame_slot_at(st->ring, f);
+		struct gi_frame_slot *s = gi_stream_slot(st, f);
 		if (!gi_frame_is_open(s, f))
 			continue;
 		if (now - s->first_rx_ns >= st->frame_timeout_ns)
@@ -336,47 +442,6 @@ GI_HD static inline void gi_stream_flush(struct gi_stream_rt *st, uint64_t now)
 {
 	if (st->started && st->next_pub <= st->max_frame)
 		gi_stream_advance(st, st->max_frame + 1, GI_FRAME_PARTIAL, now);
-}
-
-/* Does this packet belong to stream st?  (Chained streams share a UDP port.) */
-GI_HD static inline int gi_stream_match(const struct gi_stream_rt *st, const uint8_t *udp_payload, uint32_t len)
-{
-	switch (st->format) {
-	case GI_FORMAT_VITA49:
-		return gi_fmt_vita49_match(&st->fp, udp_payload, len);
-	case GI_FORMAT_ROCEV2:
-		return gi_fmt_rocev2_match(&st->fp, udp_payload, len);
-	default:
-		(void)udp_payload;
-		(void)len;
-		return 1; /* one stream per (port, UDP port) */
-	}
-}
-
-/* The stream's format parser: 0 and `pi` filled, or a gi_drop_reason. */
-GI_HD static inline int gi_stream_parse(const struct gi_stream_rt *st, const struct gi_l4 *l4, const uint8_t *pkt,
-					uint32_t hdr_len, const uint8_t *seg1, struct gi_pkt_info *pi)
-{
-	int why;
-	const uint8_t *u = pkt + l4->payload_off;
-	uint32_t avail = hdr_len > l4->payload_off ? hdr_len - l4->payload_off : 0;
-
-	switch (st->format) {
-	case GI_FORMAT_UDP_SEQ:
-		return gi_fmt_udp_seq_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes, pi);
-	case GI_FORMAT_VITA49:
-		return gi_fmt_vita49_parse(&st->fp, u, l4->payload_len, avail, pi);
-	case GI_FORMAT_ROCEV2:
-		/* the ICRC covers the payload: seg1 (buffer split) is read too */
-		why = gi_fmt_rocev2_parse(&st->fp, pkt, hdr_len, seg1, l4, st->packets, st->payload_bytes, pi);
-		return why ? why
-			   : gi_fmt_rocev2_check_va(&st->fp, pi, st->started, st->seq_max, st->seq_origin, st->packets,
-						    st->payload_bytes);
-	case GI_FORMAT_CUSTOM:
-		return gi_fmt_custom_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes, pi);
-	default:
-		return GI_DROP_NO_STREAM;
-	}
 }
 
 /*
@@ -449,18 +514,19 @@ GI_HD static inline int gi_stream_locate(struct gi_stream_rt *st, const struct g
 	if (pi->has_frame) {
 		int64_t fd = gi_extend_delta(st->raw_max, pi->frame, fp->frame_bits);
 		rel = (int64_t)(st->raw_max - st->raw_origin + (uint64_t)fd);
-		*index = pi->has_offset ? (uint32_t)(pi->byte_off / st->payload_bytes) : pi->pkt_index;
+		*index = pi->has_offset ? (uint32_t)gi_div_q(&st->div_payload, pi->byte_off) : pi->pkt_index;
 		if (fd > 0)
 			st->raw_max += (uint64_t)fd;
 	} else {
 		/* floor division of the signed distance n by packets */
 		int64_t n = (int64_t)(seq_ext - st->seq_origin);
 		uint64_t p = st->packets, m = gi_abs_u64(n);
+		uint64_t q = gi_div_q(&st->div_packets, m), r = m - q * p;
 		if (n >= 0) {
-			rel = (int64_t)(m / p);
-			*index = (uint32_t)(m % p);
+			rel = (int64_t)q;
+			*index = (uint32_t)r;
 		} else {
-			uint64_t q = m / p + (m % p != 0); /* ceil(|n| / p) <= 2^63 */
+			q += r != 0; /* ceil(|n| / p) <= 2^63 */
 			rel = (int64_t)(0 - q);
 			*index = (uint32_t)(q * p - m);
 		}
@@ -479,131 +545,149 @@ GI_HD static inline int gi_stream_locate(struct gi_stream_rt *st, const struct g
 	return 0;
 }
 
-/*
- * One packet, one lane.  `pkt` holds the first `hdr_len` bytes of the
- * packet: all of it (hdr_len == len, seg1 NULL) or, with buffer split, the
- * header segment, the rest being at `seg1`.  Headers must lie in the first
- * segment.  Returns 1 and fills `pl` when the payload must be copied (then
- * gi_place_copy() and gi_exec_commit() follow), 0 when the packet has been
- * fully accounted for here.
- */
-GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, uint16_t port,
-					 const uint8_t *pkt, uint32_t len, const uint8_t *seg1, uint32_t hdr_len,
-					 uint64_t now, struct gi_place *pl)
+/* Does this packet belong to stream st?  (Chained streams share a UDP port.) */
+GI_HD static inline int gi_stream_match(const struct gi_stream_rt *st, const uint8_t *udp_payload, uint32_t len)
 {
-	struct gi_l4 l4;
-	struct gi_pkt_info pi;
-
-	if (seg1 == NULL || hdr_len > len)
-		hdr_len = len;
-	switch (gi_parse_l4(pkt, len, hdr_len, &l4)) {
-	case GI_L4_OK:
-		break;
-	case GI_L4_NOT_UDP:
-		return gi_exec_drop(ctr, GI_DROP_NO_STREAM);
+	switch (st->format) {
+	case GI_FORMAT_VITA49:
+		return gi_fmt_vita49_match(&st->fp, udp_payload, len);
+	case GI_FORMAT_ROCEV2:
+		return gi_fmt_rocev2_match(&st->fp, udp_payload, len);
 	default:
-		return gi_exec_drop(ctr, GI_DROP_MALFORMED_IP);
+		(void)udp_payload;
+		(void)len;
+		return 1; /* one stream per (port, UDP port) */
 	}
-	if (port >= ctx->n_ports)
-		return gi_exec_drop(ctr, GI_DROP_NO_STREAM);
-	uint16_t si = ctx->map[(uint32_t)port * 65536u + l4.dst_port];
-	const uint8_t *u = pkt + l4.payload_off;
-	uint32_t u_avail = hdr_len > l4.payload_off ? GI_MIN(hdr_len - l4.payload_off, l4.payload_len) : 0;
-	for (uint32_t hops = 0; si != GI_STREAM_NONE && hops < ctx->n_streams; hops++) {
-		if (gi_stream_match(&ctx->streams[si], u, u_avail))
-			break;
-		si = ctx->streams[si].next_same_udp;
+}
+
+/*
+ * The stream's format parser: 0 and `pi` filled, or a gi_drop_reason.
+ * Pure: it reads the stream's configuration only (the checks that depend
+ * on its sequencing state are gi_seq_locate()'s).  `icrc`: verify a
+ * rocev2 ICRC now, or leave it to the caller (pi->icrc_pending).
+ */
+GI_HD static inline int gi_stream_parse_ex(const struct gi_stream_rt *st, const struct gi_l4 *l4, const uint8_t *pkt,
+					   uint32_t hdr_len, const uint8_t *seg1, int icrc_now, struct gi_pkt_info *pi)
+{
+	const uint8_t *u = pkt + l4->payload_off;
+	uint32_t avail = hdr_len > l4->payload_off ? hdr_len - l4->payload_off : 0;
+
+	switch (st->format) {
+	case GI_FORMAT_UDP_SEQ:
+		return gi_fmt_udp_seq_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes, pi);
+	case GI_FORMAT_VITA49:
+		return gi_fmt_vita49_parse(&st->fp, u, l4->payload_len, avail, pi);
+	case GI_FORMAT_ROCEV2:
+		/* the ICRC covers the payload: seg1 (buffer split) is read too */
+		return gi_fmt_rocev2_parse(&st->fp, pkt, hdr_len, seg1, l4, st->packets, st->payload_bytes, icrc_now, pi);
+	case GI_FORMAT_CUSTOM:
+		return gi_fmt_custom_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes, pi);
+	default:
+		gi_pkt_info_clear(pi);
+		return GI_DROP_NO_STREAM;
 	}
-	if (si == GI_STREAM_NONE || si >= ctx->n_streams)
-		return gi_exec_drop(ctr, GI_DROP_NO_STREAM);
-	struct gi_stream_rt *st = &ctx->streams[si];
+}
 
-	int why = gi_stream_parse(st, &l4, pkt, hdr_len, seg1, &pi);
-	if (why)
-		return gi_exec_drop(ctr, (enum gi_drop_reason)why);
-	if (pi.payload_len != st->payload_bytes)
-		return gi_exec_drop(ctr, GI_DROP_MALFORMED_GEOMETRY);
+GI_HD static inline int gi_stream_parse(const struct gi_stream_rt *st, const struct gi_l4 *l4, const uint8_t *pkt,
+					uint32_t hdr_len, const uint8_t *seg1, struct gi_pkt_info *pi)
+{
+	return gi_stream_parse_ex(st, l4, pkt, hdr_len, seg1, 1, pi);
+}
 
-	uint64_t frame;
-	uint32_t index;
-	if (gi_stream_locate(st, &pi, now, &frame, &index)) {
+/* ---- the three steps of a packet ------------------------------------------------ */
+
+enum gi_seq_result {
+	GI_SEQ_PLACE = 0, /* copy its payload, then gi_seq_commit() */
+	GI_SEQ_DONE,      /* accounted for: late, duplicate, or a drop reason in *drop */
+	GI_SEQ_STALL,     /* deferred only: its slot holds a frame not yet visible; retry after make_visible */
+};
+
+/*
+ * Step 1.  The checks that depend on the stream's state, in the serial
+ * order (rocev2 VA, geometry, lateness, index), then the window push.
+ * GI_SEQ_PLACE with frame and index set, or GI_SEQ_DONE (late counted here, or a
+ * drop reason in *drop, counted by the caller).
+ */
+GI_HD static inline int gi_seq_locate(struct gi_stream_rt *st, const struct gi_pkt_info *pi, uint64_t now,
+				      uint64_t *frame, uint32_t *index, uint32_t *drop)
+{
+	*drop = GI_DROP__COUNT;
+	if (st->format == GI_FORMAT_ROCEV2) {
+		int why = gi_fmt_rocev2_check_va(&st->fp, pi, st->started, st->seq_max, st->seq_origin, st->packets,
+						 st->payload_bytes);
+		if (why) {
+			*drop = (uint32_t)why;
+			return GI_SEQ_DONE;
+		}
+	}
+	if (pi->payload_len != st->payload_bytes) {
+		*drop = GI_DROP_MALFORMED_GEOMETRY;
+		return GI_SEQ_DONE;
+	}
+	if (gi_stream_locate(st, pi, now, frame, index)) {
 		GI_COUNTER_ADD(&st->c.late, 1);
-		return 0;
+		return GI_SEQ_DONE;
 	}
-	if (index >= st->packets)
-		return gi_exec_drop(ctr, GI_DROP_MALFORMED_INDEX);
+	if (*index >= st->packets) {
+		*drop = GI_DROP_MALFORMED_INDEX;
+		return GI_SEQ_DONE;
+	}
+	if (*frame >= st->next_pub + st->window)
+		gi_stream_advance(st, *frame - st->window + 1, GI_FRAME_PARTIAL, now);
+	return GI_SEQ_PLACE;
+}
 
-	if (frame >= st->next_pub + st->window)
-		gi_stream_advance(st, frame - st->window + 1, GI_FRAME_PARTIAL, now);
+/*
+ * Step 2.  Open the packet's frame if it is not, and claim its bit: the
+ * first copy is placed, any other is a duplicate (counted here).  One
+ * writer per stream: a plain read-modify-write of the bitmap word.
+ */
+GI_HD static inline int gi_seq_open(struct gi_stream_rt *st, const struct gi_pkt_info *pi, uint64_t frame,
+				    uint32_t index, uint64_t now, struct gi_frame_slot **slot)
+{
+	struct gi_frame_slot *s = gi_stream_slot(st, frame);
 
-	struct gi_frame_slot *s = gi_frame_slot_at(st->ring, frame);
-	if (!gi_frame_is_open(s, frame))
-		gi_frame_open(st, s, frame, pi.sensor_id,
-			      pi.has_frame ? (pi.frame & ((st->fp.frame_bits >= 64 ? 0 : 1ull << st->fp.frame_bits) - 1))
+	if (!gi_frame_is_open(s, frame)) {
+		/* deferred: its previous frame is final but not yet visible; it must
+		 * not be overwritten before the batch's payloads and commit are in */
+		if (st->defer && st->pend_n && (s->seq & 1) && s->frame != frame) {
+			st->stall = 1;
+			return GI_SEQ_STALL;
+		}
+		gi_frame_open(st, s, frame, pi->sensor_id,
+			      pi->has_frame ? (pi->frame & ((st->fp.frame_bits >= 64 ? 0 : 1ull << st->fp.frame_bits) - 1))
 					   : frame - st->frame_base,
-			      pi.timestamp, now);
-
-	/* one writer per stream (DESIGN.md): a plain read-modify-write, no atomic
-	 * (atomics on host-mapped frame rings are not atomic across PCIe anyway) */
+			      pi->timestamp, now);
+	}
 	uint64_t bit = 1ull << (index & 63);
 	uint64_t *word = &gi_frame_bitmap(s)[index >> 6];
-	uint64_t old = GI_LOAD_RELAXED_U64(word);
+	uint64_t old = *word;
 	if (old & bit) {
 		GI_COUNTER_ADD(&st->c.duplicates, 1);
-		return 0;
+		return GI_SEQ_DONE;
 	}
-	GI_STORE_RELAXED_U64(word, old | bit);
+	*word = old | bit;
 	if (frame > st->max_frame)
 		st->max_frame = frame;
 	if (frame < st->min_frame)
 		st->min_frame = frame;
-
-	uint32_t off = l4.payload_off + pi.payload_off; /* payload start in the packet */
-	pl->dst = gi_frame_payload(st->ring, s) + (uint64_t)index * st->payload_bytes;
-	pl->len = pi.payload_len;
-	pl->len0 = GI_MIN(pl->len, hdr_len > off ? hdr_len - off : 0u);
-	pl->len1 = pl->len - pl->len0;
-	pl->src0 = pkt + off;
-	pl->src1 = seg1 ? seg1 + (off > hdr_len ? off - hdr_len : 0u) : NULL;
-	pl->stream = si;
-	pl->frame = frame;
-	pl->closes = pi.closes_frame;
-	return 1;
+	*slot = s;
+	return GI_SEQ_PLACE;
 }
 
-/* Packet i of a batch slot as gi_exec_classify() takes it. */
-struct gi_pkt_desc {
-	const uint8_t *pkt;  /* header segment (or the whole packet) */
-	const uint8_t *seg1; /* payload segment, NULL without buffer split */
-	uint32_t len;        /* whole packet */
-	uint32_t hdr_len;    /* bytes readable at pkt */
-};
-
-GI_HD static inline void gi_slot_pkt(struct gi_batch_slot *slot, uint32_t max_pkts, uint32_t split, uint32_t i,
-				     struct gi_pkt_desc *d)
+/*
+ * Step 3.  The packet's payload is in (serial), or will be before the
+ * frame becomes visible (deferred): count it, then end its frame if the
+ * sender says so, or publish the complete frames at the window's head.
+ */
+GI_HD static inline void gi_seq_commit(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame, uint32_t len,
+				       uint32_t closes, uint64_t now)
 {
-	d->pkt = (const uint8_t *)(uintptr_t)gi_slot_addr(slot)[i];
-	d->len = gi_slot_len(slot, max_pkts)[i];
-	if (split) {
-		d->seg1 = (const uint8_t *)(uintptr_t)gi_slot_addr1(slot, max_pkts)[i];
-		d->hdr_len = gi_slot_len0(slot, max_pkts)[i];
-	} else {
-		d->seg1 = NULL;
-		d->hdr_len = d->len;
-	}
-}
-
-/* After every lane's copy of `pl` is done (and visible). */
-GI_HD static inline void gi_exec_commit(struct gi_exec_ctx *ctx, const struct gi_place *pl, uint64_t now)
-{
-	struct gi_stream_rt *st = &ctx->streams[pl->stream];
-	struct gi_frame_slot *s = gi_frame_slot_at(st->ring, pl->frame);
-
 	s->received++;
 	GI_COUNTER_ADD(&st->c.packets, 1);
-	GI_COUNTER_ADD(&st->c.bytes, pl->len);
-	if (pl->closes && pl->frame >= st->next_pub)
-		gi_stream_advance(st, pl->frame + 1, GI_FRAME_PARTIAL, now); /* the sender says it is done */
+	GI_COUNTER_ADD(&st->c.bytes, len);
+	if (closes && frame >= st->next_pub)
+		gi_stream_advance(st, frame + 1, GI_FRAME_PARTIAL, now); /* the sender says it is done */
 	else if (s->received == s->expected)
 		gi_stream_publish_ready(st, now); /* returns at once unless the head frame is complete */
 }

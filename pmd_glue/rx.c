@@ -54,6 +54,8 @@ static inline void rxq_reap(struct gi_rxq *q)
 {
 	uint64_t tail = GI_LOAD_ACQUIRE_U64(&q->ring->tail);
 
+	if (!q->shadow)
+		return;
 	while (q->reaped < tail) {
 		struct gi_batch_slot *s = gi_ring_slot(q->ring, q->reaped);
 		rte_pktmbuf_free_bulk(shadow_of(q, q->reaped), s->n_pkts);
@@ -148,13 +150,22 @@ static inline uint16_t rxq_poll(struct gi_rxq *q)
 	return n;
 }
 
-/* At quit: publish what is open, wait (bounded) for the executor, free all. */
-static void rxq_drain(struct gi_rxq *q, uint64_t deadline)
+void gi_rxq_reap_all(struct gi_rxq *q)
+{
+	rxq_reap(q);
+}
+
+/* At quit: publish what is open, wait (bounded) for the executor — or be it, inline — and free all. */
+static void rxq_drain(struct gi_rxq *q, struct gi_exec_worker *exec, uint64_t deadline)
 {
 	if (q->open_n)
 		rxq_publish(q);
-	while (GI_LOAD_ACQUIRE_U64(&q->ring->tail) < q->head && gi_now_ns() < deadline)
-		rte_pause();
+	while (GI_LOAD_ACQUIRE_U64(&q->ring->tail) < q->head && gi_now_ns() < deadline) {
+		if (exec)
+			(void)gi_exec_worker_poll(exec);
+		else
+			rte_pause();
+	}
 	rxq_reap(q);
 	if (q->reaped < q->head) {
 		gi_log(GI_LOG_WARNING,
@@ -178,6 +189,8 @@ int gi_rx_lcore_main(void *arg)
 			got += rxq_poll(lc->queues[i]);
 			open |= lc->queues[i]->open_n;
 		}
+		if (lc->exec) /* inline: run the phases on what was just published */
+			got += gi_exec_worker_poll(lc->exec);
 		GI_COUNTER_ADD(&lc->loops, 1);
 		if (got) {
 			GI_COUNTER_ADD(&lc->busy_polls, 1);
@@ -195,6 +208,6 @@ int gi_rx_lcore_main(void *arg)
 	/* one deadline for all of this lcore's queues: shutdown stays bounded by drain_timeout_ns */
 	uint64_t deadline = gi_now_ns() + lc->drain_timeout_ns;
 	for (uint32_t i = 0; i < lc->n_queues; i++)
-		rxq_drain(lc->queues[i], deadline);
+		rxq_drain(lc->queues[i], lc->exec, deadline);
 	return 0;
 }

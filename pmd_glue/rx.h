@@ -10,6 +10,9 @@
  *      oldest packet is timeout_us old,
  *   4. when no slot is free, frees the burst and counts ring_full — the NIC
  *      is never blocked by a slow executor.
+ * With executor.mode inline the lcore is also the executor of its rings:
+ * after each pass over its queues it runs the phases on what it published
+ * (gi_exec_worker_poll), while the packets are still in its cache.
  * No locks, syscalls, allocation or logging per packet; the only sleep is
  * the adaptive idle back-off when every queue of the lcore is empty.
  *
@@ -20,6 +23,7 @@
 
 #include <stdint.h>
 
+#include "kernels/executor.h"
 #include "kernels/idle.h"
 #include "kernels/ring.h"
 
@@ -77,6 +81,7 @@ struct gi_rx_lcore {
 	enum gi_idle_policy idle;
 	const volatile int *quit;  /* set by the main thread */
 	uint64_t drain_timeout_ns; /* at quit: how long to wait for the executor */
+	struct gi_exec_worker *exec; /* executor.mode inline: the worker this lcore runs, else NULL */
 	uint64_t idle_polls;       /* loop iterations where every queue was empty */
 	uint64_t busy_polls;
 	uint64_t loops;            /* progress word for the watchdog */
@@ -96,6 +101,14 @@ void gi_rxq_fini(struct gi_rxq *q);
  * (fixed when the ring was made: a larger batch needs a restart).  Main thread.
  */
 int gi_rxq_set_batch(struct gi_rxq *q, uint32_t max_packets, uint32_t timeout_us);
+
+/*
+ * Free the mbufs of every slot the executor has completed.  The lcore does
+ * this as it goes; the main thread calls it once the lcore has returned and
+ * the executor has stopped, for slots completed after the lcore gave up
+ * waiting at shutdown.
+ */
+void gi_rxq_reap_all(struct gi_rxq *q);
 
 /* rte_eal_remote_launch() entry; arg is a struct gi_rx_lcore. */
 int gi_rx_lcore_main(void *arg);

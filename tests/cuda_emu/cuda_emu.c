@@ -40,8 +40,10 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -49,6 +51,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1052,27 +1055,44 @@ EMU_EXPORT CUresult cuFuncSetAttribute(CUfunction fn, CUfunction_attribute a, in
 
 /* ---- launches: blocks of OS threads ------------------------------------------ */
 
+/*
+ * Waiting.  Arrival at a barrier or a warp collective is bookkept under the
+ * block's mutex (so deadlock detection sees a consistent picture), but
+ * waiters sleep on a futex of the generation word and leave without taking
+ * the mutex again: a condition variable would make every woken thread queue
+ * for the mutex, and a block of 256 OS threads would pay 256 handoffs per
+ * barrier.  The completer pays for the threads it releases in `blocked`.
+ */
+static void futex_wait_u32(uint32_t *addr, uint32_t val)
+{
+	struct timespec ts = { 0, 50000000 }; /* bounded: a fault wakes us anyway, this is belt and braces */
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+static void futex_wake_all(uint32_t *addr)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
 struct emu_launch;
 
 struct emu_warp {
-	pthread_cond_t cv;
 	uint32_t valid;     /* lanes that exist */
 	uint32_t exited;    /* lanes whose thread has returned */
 	uint32_t cur_mask;  /* the collective in progress (0: none) */
 	uint32_t arrived;
-	uint32_t pending;   /* released lanes that have not copied the snapshot yet */
-	uint64_t gen;
+	uint32_t pending;   /* released lanes that have not copied the snapshot yet (atomic) */
+	uint32_t gen;       /* futex word */
 	uint64_t vals[32], snap[32];
 };
 
 struct emu_block {
 	struct emu_launch *l;
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
 	uint32_t n, live, exited;
 	uint32_t arrived;   /* at __syncthreads */
 	uint32_t blocked;   /* threads waiting in a barrier or a warp collective */
-	uint64_t gen;
+	uint32_t gen;       /* futex word */
 	int acc, result[2];
 	uint8_t *smem;
 	uint32_t n_warps;
@@ -1082,7 +1102,6 @@ struct emu_block {
 struct emu_tctx {
 	struct gi_emu_thread t; /* first: the kernel side sees only this */
 	struct emu_block *b;
-	pthread_t th;
 	uint64_t rng;
 };
 
@@ -1100,6 +1119,14 @@ struct emu_launch {
 	struct emu_tctx *threads;
 };
 
+static void wake_block(struct emu_block *b)
+{
+	__atomic_fetch_add(&b->gen, 0, __ATOMIC_ACQ_REL); /* waiters re-check the fault after any wake */
+	futex_wake_all(&b->gen);
+	for (uint32_t w = 0; w < b->n_warps; w++)
+		futex_wake_all(&b->warps[w].gen);
+}
+
 static void launch_fault(struct emu_launch *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void launch_fault(struct emu_launch *l, const char *fmt, ...)
 {
@@ -1112,14 +1139,8 @@ static void launch_fault(struct emu_launch *l, const char *fmt, ...)
 		emu_complain("kernel %s faulted: %s", l->k->name, l->fault);
 	}
 	/* wake every waiter; each sees the fault and leaves */
-	for (uint32_t i = 0; i < l->n_blocks; i++) {
-		struct emu_block *b = &l->blocks[i];
-		pthread_mutex_lock(&b->mu);
-		pthread_cond_broadcast(&b->cv);
-		for (uint32_t w = 0; w < b->n_warps; w++)
-			pthread_cond_broadcast(&b->warps[w].cv);
-		pthread_mutex_unlock(&b->mu);
-	}
+	for (uint32_t i = 0; i < l->n_blocks; i++)
+		wake_block(&l->blocks[i]);
 }
 
 static bool faulted(const struct emu_launch *l)
@@ -1130,6 +1151,14 @@ static bool faulted(const struct emu_launch *l)
 static struct emu_tctx *tctx(struct gi_emu_thread *t)
 {
 	return (struct emu_tctx *)t;
+}
+
+/* Leaving a kernel early (a fault): back to the pool's loop, not out of the OS thread. */
+static __thread sigjmp_buf *leave_to;
+
+static void __attribute__((noreturn)) leave_kernel(void)
+{
+	siglongjmp(*leave_to, 1);
 }
 
 /* Stress switch: now and then let another thread run here. */
@@ -1148,58 +1177,58 @@ static void stress_point(struct emu_tctx *tc)
 	}
 }
 
-/* Under b->mu: every live thread of the block waits on another one. */
-static void check_deadlock(struct emu_block *b)
+/* Under b->mu, about to sleep: is every live thread of the block waiting on another? */
+static int deadlocked(struct emu_block *b)
 {
-	if (b->blocked == b->live)
-		launch_fault(b->l, "deadlock: all %u live threads of block %u wait (%u at __syncthreads, the rest in "
-				   "warp collectives)",
-			     b->live, (unsigned)(b - b->l->blocks), b->arrived);
-}
-
-/* Called with b->mu held when a fault is seen: leave the kernel. */
-static void __attribute__((noreturn)) leave_locked(struct emu_block *b)
-{
-	pthread_mutex_unlock(&b->mu);
-	pthread_exit(NULL);
+	return b->blocked == b->live;
 }
 
 static int op_syncthreads_count(struct gi_emu_thread *t, int pred)
 {
 	struct emu_tctx *tc = tctx(t);
 	struct emu_block *b = tc->b;
-	int r;
+	uint32_t my;
+	int r, dead = 0;
 
 	stress_point(tc);
 	pthread_mutex_lock(&b->mu);
-	if (faulted(b->l))
-		leave_locked(b);
+	if (faulted(b->l)) {
+		pthread_mutex_unlock(&b->mu);
+		leave_kernel();
+	}
 	if (b->exited) {
+		uint32_t ex = b->exited;
 		pthread_mutex_unlock(&b->mu);
 		launch_fault(b->l, "__syncthreads() in block %u after %u of its threads returned",
-			     (unsigned)(b - b->l->blocks), b->exited);
-		pthread_exit(NULL);
+			     (unsigned)(b - b->l->blocks), ex);
+		leave_kernel();
 	}
 	b->acc += pred;
+	my = b->gen;
 	if (++b->arrived == b->live) {
-		b->result[b->gen & 1] = b->acc;
-		r = b->acc;
+		r = b->result[my & 1] = b->acc;
 		b->blocked -= b->arrived - 1;
 		b->acc = 0;
 		b->arrived = 0;
-		b->gen++;
-		pthread_cond_broadcast(&b->cv);
-	} else {
-		uint64_t my = b->gen;
-		b->blocked++;
-		check_deadlock(b);
-		while (b->gen == my && !faulted(b->l))
-			pthread_cond_wait(&b->cv, &b->mu);
-		if (faulted(b->l))
-			leave_locked(b);
-		r = b->result[my & 1];
+		__atomic_store_n(&b->gen, my + 1, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&b->mu);
+		futex_wake_all(&b->gen);
+		stress_point(tc);
+		return r;
 	}
+	b->blocked++;
+	dead = deadlocked(b);
+	uint32_t at_barrier = b->arrived;
 	pthread_mutex_unlock(&b->mu);
+	if (dead)
+		launch_fault(b->l, "deadlock: all %u live threads of block %u wait (%u at __syncthreads, the rest in warp "
+				   "collectives)",
+			     b->live, (unsigned)(b - b->l->blocks), at_barrier);
+	while (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == my && !faulted(b->l))
+		futex_wait_u32(&b->gen, my);
+	if (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == my)
+		leave_kernel(); /* faulted while we waited */
+	r = b->result[my & 1];
 	stress_point(tc);
 	return r;
 }
@@ -1217,19 +1246,25 @@ static void op_warp_collect(struct gi_emu_thread *t, uint32_t mask, uint64_t min
 	uint32_t bit = 1u << t->lane;
 
 	stress_point(tc);
-	pthread_mutex_lock(&b->mu);
-	if (faulted(b->l))
-		leave_locked(b);
-	if (!(mask & bit) || (mask & ~w->valid) || (mask & w->exited)) {
+	for (;;) {
+		pthread_mutex_lock(&b->mu);
+		if (faulted(b->l)) {
+			pthread_mutex_unlock(&b->mu);
+			leave_kernel();
+		}
+		if (!(mask & bit) || (mask & ~w->valid) || (mask & w->exited)) {
+			pthread_mutex_unlock(&b->mu);
+			launch_fault(b->l, "warp %u lane %u: collective with mask 0x%08x (%s)", t->warp, t->lane, mask,
+				     !(mask & bit) ? "the calling lane is not in it"
+				     : (mask & ~w->valid) ? "names lanes that do not exist" : "names lanes that returned");
+			leave_kernel();
+		}
+		/* the previous collective's lanes are still copying its values: they run, let them */
+		if (!__atomic_load_n(&w->pending, __ATOMIC_ACQUIRE))
+			break;
 		pthread_mutex_unlock(&b->mu);
-		launch_fault(b->l, "warp %u lane %u: collective with mask 0x%08x (%s)", t->warp, t->lane, mask,
-			     !(mask & bit) ? "the calling lane is not in it" : (mask & ~w->valid) ? "names lanes that do not exist" : "names lanes that returned");
-		pthread_exit(NULL);
+		sched_yield();
 	}
-	while (w->pending && !faulted(b->l)) /* the previous collective's lanes are still copying */
-		pthread_cond_wait(&w->cv, &b->mu);
-	if (faulted(b->l))
-		leave_locked(b);
 	if (w->arrived == 0) {
 		w->cur_mask = mask;
 	} else if (w->cur_mask != mask) {
@@ -1237,33 +1272,39 @@ static void op_warp_collect(struct gi_emu_thread *t, uint32_t mask, uint64_t min
 		pthread_mutex_unlock(&b->mu);
 		launch_fault(b->l, "warp %u: lanes meet in one collective with different masks (0x%08x, lane %u: 0x%08x)",
 			     t->warp, other, t->lane, mask);
-		pthread_exit(NULL);
+		leave_kernel();
 	}
 	w->vals[t->lane] = mine;
 	w->arrived |= bit;
+	uint32_t my = w->gen;
 	if (w->arrived == mask) {
 		uint32_t others = (uint32_t)__builtin_popcount(mask) - 1;
 		memcpy(w->snap, w->vals, sizeof(w->snap));
 		memcpy(out, w->snap, sizeof(w->snap));
-		w->pending = others;
+		__atomic_store_n(&w->pending, others, __ATOMIC_RELEASE);
 		w->arrived = 0;
 		w->cur_mask = 0;
-		w->gen++;
 		b->blocked -= others;
-		pthread_cond_broadcast(&w->cv);
-	} else {
-		uint64_t my = w->gen;
-		b->blocked++;
-		check_deadlock(b);
-		while (w->gen == my && !faulted(b->l))
-			pthread_cond_wait(&w->cv, &b->mu);
-		if (faulted(b->l))
-			leave_locked(b);
-		memcpy(out, w->snap, sizeof(w->snap));
-		if (--w->pending == 0)
-			pthread_cond_broadcast(&w->cv);
+		__atomic_store_n(&w->gen, my + 1, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&b->mu);
+		futex_wake_all(&w->gen);
+		stress_point(tc);
+		return;
 	}
+	b->blocked++;
+	int dead = deadlocked(b);
+	uint32_t at_barrier = b->arrived;
 	pthread_mutex_unlock(&b->mu);
+	if (dead)
+		launch_fault(b->l, "deadlock: all %u live threads of block %u wait (%u at __syncthreads, the rest in warp "
+				   "collectives)",
+			     b->live, (unsigned)(b - b->l->blocks), at_barrier);
+	while (__atomic_load_n(&w->gen, __ATOMIC_ACQUIRE) == my && !faulted(b->l))
+		futex_wait_u32(&w->gen, my);
+	if (__atomic_load_n(&w->gen, __ATOMIC_ACQUIRE) == my)
+		leave_kernel();
+	memcpy(out, w->snap, sizeof(w->snap));
+	__atomic_fetch_sub(&w->pending, 1, __ATOMIC_ACQ_REL);
 	stress_point(tc);
 }
 
@@ -1271,7 +1312,7 @@ static void op_poll(struct gi_emu_thread *t)
 {
 	struct emu_tctx *tc = tctx(t);
 	if (faulted(tc->b->l))
-		pthread_exit(NULL);
+		leave_kernel();
 	stress_point(tc);
 }
 
@@ -1294,7 +1335,7 @@ static void __attribute__((noreturn)) op_trap(struct gi_emu_thread *t, const cha
 	struct emu_tctx *tc = tctx(t);
 	launch_fault(tc->b->l, "block (%u,%u,%u) thread (%u,%u,%u): %s", t->block_idx.x, t->block_idx.y,
 		     t->block_idx.z, t->thread_idx.x, t->thread_idx.y, t->thread_idx.z, why);
-	pthread_exit(NULL);
+	leave_kernel();
 }
 
 static const struct gi_emu_ops emu_ops = {
@@ -1326,22 +1367,101 @@ static void thread_returned(struct emu_tctx *tc)
 			     tc->t.warp, tc->t.lane);
 }
 
-static void *thread_main(void *arg)
+/*
+ * The pool: OS threads that stay between launches (creating 256 threads per
+ * launch would dominate a launch-per-batch executor).  Each runs one CUDA
+ * thread of a launch at a time; a launch hands out its threads and waits
+ * for all of them to come back.  One pool per stream: a launch's threads
+ * are all resident at once, as a persistent kernel's CTAs must be.
+ */
+struct emu_pool_thread {
+	pthread_t th;
+	struct emu_pool *pool;
+	uint32_t go;                  /* futex: bumped when a task is handed over */
+	struct emu_tctx *task;        /* NULL: leave */
+};
+
+struct emu_pool {
+	uint32_t n;
+	struct emu_pool_thread **t; /* each its own allocation: the threads hold pointers to them */
+	uint32_t running;             /* tasks not yet finished (futex) */
+	struct emu_launch *launch;
+};
+
+static void *pool_main(void *arg)
 {
-	struct emu_tctx *tc = arg;
-	struct emu_launch *l = tc->b->l;
-	l->k->entry(&tc->t, l->pptr);
-	thread_returned(tc);
-	return NULL;
+	struct emu_pool_thread *pt = arg;
+	uint32_t seen = 0;
+	sigjmp_buf env;
+
+	for (;;) {
+		uint32_t go;
+		while ((go = __atomic_load_n(&pt->go, __ATOMIC_ACQUIRE)) == seen)
+			syscall(SYS_futex, &pt->go, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+		seen = go;
+		struct emu_tctx *tc = pt->task;
+		if (!tc)
+			return NULL;
+		struct emu_launch *l = tc->b->l;
+		leave_to = &env;
+		if (sigsetjmp(env, 0) == 0) {
+			l->k->entry(&tc->t, l->pptr);
+			thread_returned(tc);
+		}
+		leave_to = NULL;
+		if (__atomic_sub_fetch(&pt->pool->running, 1, __ATOMIC_ACQ_REL) == 0)
+			syscall(SYS_futex, &pt->pool->running, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+}
+
+/* Grow the pool to n threads; 0 or an error. */
+static CUresult pool_reserve(struct emu_pool *p, uint32_t n)
+{
+	if (n <= p->n)
+		return CUDA_SUCCESS;
+	struct emu_pool_thread **t = realloc(p->t, n * sizeof(*t));
+	pthread_attr_t attr;
+	if (!t)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	p->t = t;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, EMU_STACK);
+	for (uint32_t i = p->n; i < n; i++) {
+		t[i] = calloc(1, sizeof(**t));
+		if (t[i])
+			t[i]->pool = p;
+		if (!t[i] || pthread_create(&t[i]->th, &attr, pool_main, t[i]) != 0) {
+			free(t[i]);
+			pthread_attr_destroy(&attr);
+			p->n = i;
+			return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+		}
+		pthread_setname_np(t[i]->th, "gi-cuemu-thread");
+	}
+	pthread_attr_destroy(&attr);
+	p->n = n;
+	return CUDA_SUCCESS;
+}
+
+static void pool_destroy(struct emu_pool *p)
+{
+	for (uint32_t i = 0; i < p->n; i++) {
+		p->t[i]->task = NULL;
+		__atomic_fetch_add(&p->t[i]->go, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &p->t[i]->go, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		pthread_join(p->t[i]->th, NULL);
+		free(p->t[i]);
+	}
+	free(p->t);
+	p->t = NULL;
+	p->n = 0;
 }
 
 /* Run one launch to its end on the stream's worker thread: 0 or the fault. */
-static CUresult run_launch(struct emu_launch *l)
+static CUresult run_launch(struct emu_pool *pool, struct emu_launch *l)
 {
 	uint32_t per_block = l->block.x * l->block.y * l->block.z;
-	uint32_t n_threads = l->n_blocks * per_block, started = 0;
-	pthread_attr_t attr;
-	CUresult r = CUDA_SUCCESS;
+	uint32_t n_threads = l->n_blocks * per_block;
 
 	l->blocks = calloc(l->n_blocks, sizeof(*l->blocks));
 	l->threads = calloc(n_threads, sizeof(*l->threads));
@@ -1351,7 +1471,6 @@ static CUresult run_launch(struct emu_launch *l)
 		struct emu_block *b = &l->blocks[i];
 		b->l = l;
 		pthread_mutex_init(&b->mu, NULL);
-		pthread_cond_init(&b->cv, NULL);
 		b->n = b->live = per_block;
 		b->n_warps = (per_block + 31) / 32;
 		b->warps = calloc(b->n_warps, sizeof(*b->warps));
@@ -1360,13 +1479,16 @@ static CUresult run_launch(struct emu_launch *l)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		memset(b->smem, EMU_POISON, (size_t)l->smem + 128); /* shared memory starts as garbage too */
 		for (uint32_t w = 0; w < b->n_warps; w++) {
-			pthread_cond_init(&b->warps[w].cv, NULL);
 			uint32_t lanes = per_block - w * 32 >= 32 ? 32 : per_block - w * 32;
 			b->warps[w].valid = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
 		}
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, EMU_STACK);
+	CUresult r = pool_reserve(pool, n_threads);
+	if (r != CUDA_SUCCESS) {
+		emu_complain("cannot create %u OS threads (the emulation runs one per CUDA thread)", n_threads);
+		return r;
+	}
+	__atomic_store_n(&pool->running, n_threads, __ATOMIC_RELEASE);
 	for (uint32_t i = 0; i < n_threads; i++) {
 		struct emu_tctx *tc = &l->threads[i];
 		uint32_t bi = i / per_block, ti = i % per_block;
@@ -1383,32 +1505,23 @@ static CUresult run_launch(struct emu_launch *l)
 		tc->t.ops = &emu_ops;
 		tc->t.rt = tc;
 		tc->rng = (g.seed * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)i << 17) ^ 0x2545f4914f6cdd1dull;
-		if (pthread_create(&tc->th, &attr, thread_main, tc) != 0) {
-			launch_fault(l, "cannot create thread %u of %u (the emulation runs one OS thread per CUDA thread)",
-				     i, n_threads);
-			r = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
-			break;
-		}
-		started++;
+		pool->t[i]->task = tc;
+		__atomic_fetch_add(&pool->t[i]->go, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &pool->t[i]->go, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	}
-	pthread_attr_destroy(&attr);
-	for (uint32_t i = 0; i < started; i++)
-		pthread_join(l->threads[i].th, NULL);
-	if (faulted(l) && r == CUDA_SUCCESS)
-		r = CUDA_ERROR_LAUNCH_FAILED;
-	return r;
+	uint32_t left;
+	while ((left = __atomic_load_n(&pool->running, __ATOMIC_ACQUIRE)) != 0)
+		syscall(SYS_futex, &pool->running, FUTEX_WAIT_PRIVATE, left, NULL, NULL, 0);
+	return faulted(l) ? CUDA_ERROR_LAUNCH_FAILED : CUDA_SUCCESS;
 }
 
 static void free_launch(struct emu_launch *l)
 {
 	for (uint32_t i = 0; l->blocks && i < l->n_blocks; i++) {
 		struct emu_block *b = &l->blocks[i];
-		for (uint32_t w = 0; b->warps && w < b->n_warps; w++)
-			pthread_cond_destroy(&b->warps[w].cv);
 		free(b->warps);
 		free(b->smem);
 		pthread_mutex_destroy(&b->mu);
-		pthread_cond_destroy(&b->cv);
 	}
 	free(l->blocks);
 	free(l->threads);
@@ -1437,6 +1550,7 @@ struct emu_op {
 struct emu_stream {
 	uint32_t magic;
 	struct emu_ctx *ctx;
+	struct emu_pool pool;     /* the OS threads its launches run on */
 	pthread_t th;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -1463,7 +1577,7 @@ static void *stream_main(void *arg)
 		if (op->launch) {
 			/* after a fault the context is dead: queued work never runs */
 			if (__atomic_load_n(&s->ctx->sticky, __ATOMIC_ACQUIRE) == CUDA_SUCCESS) {
-				CUresult r = run_launch(op->launch);
+				CUresult r = run_launch(&s->pool, op->launch);
 				if (r != CUDA_SUCCESS) {
 					CUresult expect = CUDA_SUCCESS;
 					__atomic_compare_exchange_n(&s->ctx->sticky, &expect, r, 0, __ATOMIC_ACQ_REL,
@@ -1480,6 +1594,7 @@ static void *stream_main(void *arg)
 		pthread_cond_broadcast(&s->cv);
 	}
 	pthread_mutex_unlock(&s->mu);
+	pool_destroy(&s->pool);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
 	free(s);

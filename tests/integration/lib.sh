@@ -33,8 +33,9 @@ cleanup() {
 trap cleanup EXIT
 
 # write_config FILE DEVICE STREAMS... ; STREAMS are "name:udp:packets:payload[:window]"
-# GI_BACKEND (host), GI_EXEC_MODE (persistent) and GI_POOL_KIND (host) select
-# the GPU path for tests/gpu/run_on_gpu.sh.
+# GI_BACKEND (host), GI_EXEC_MODE (auto), GI_THREADS_PER_RING (256) and
+# GI_POOL_KIND (host) select the GPU path: tests/gpu/run_on_gpu.sh on a GPU,
+# the cuda_emu suite on CPU threads.
 write_config() {
   local file=$1 device=$2; shift 2
   {
@@ -47,7 +48,9 @@ log:
 executor:
   backend: ${GI_BACKEND:-host}
   idle: adaptive${GI_EXEC_MODE:+
-  mode: $GI_EXEC_MODE}
+  mode: $GI_EXEC_MODE}${GI_THREADS_PER_RING:+
+  threads_per_ring: $GI_THREADS_PER_RING}${GI_EXEC_THREADS:+
+  threads: $GI_EXEC_THREADS}
 lcores:
   - id: 1
     idle: adaptive

@@ -4,6 +4,14 @@
  * ring that packets are queued into and handed to gi_exec_slot_host()
  * exactly as the host executor runs them.  Test-only.
  *
+ * Every fixture has a twin with its own streams and frame rings that gets
+ * each batch through the phased executor (gi_exec_slot_phased) instead of
+ * the serial reference path; after every batch, tick and flush the two
+ * must be identical — frame ring bytes, stream state and counters — so each
+ * test written against the serial path checks the phased one too.  Tests
+ * change a stream's configuration on f->st[] before a batch (the twin
+ * copies it) and tick or flush streams through exf_tick()/exf_flush().
+ *
  * A test describes its streams in a struct exf_conf (format, stream count,
  * packets per frame, payload size, window, slots, batch size) and fills in
  * what differs per stream — st->fp, map entries, next_same_udp — in its
@@ -17,6 +25,7 @@
 #define GI_EXEC_FIXTURE_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +69,8 @@ struct exec_fixture {
 	uint64_t now;
 	uint64_t fed;                 /* packets handed to the executor */
 	void *priv;                   /* the test's own per-fixture data, freed with the fixture */
+	struct exec_fixture *twin;    /* the same batches through the phased executor (exf_new only) */
+	struct gi_batch_hdr *twin_scratch;
 };
 
 /* Stream s takes UDP port `port` on port 0 (one stream per UDP port). */
@@ -125,11 +136,92 @@ static inline struct exec_fixture *exf_new(const struct exf_conf *c)
 {
 	struct exec_fixture *f = malloc(sizeof(*f));
 	exf_init(f, c);
+	if (c->maxb) {
+		f->twin = malloc(sizeof(*f->twin));
+		exf_init(f->twin, c);
+		f->twin_scratch = aligned_alloc(64, GI_ALIGN_UP(gi_batch_scratch_bytes(c->maxb), 64));
+	}
 	return f;
+}
+
+/* The stream configuration a test may have changed, to the twin. */
+static inline void exf_twin_config(struct exec_fixture *f)
+{
+	for (int s = 0; s < f->conf.n_streams; s++) {
+		struct gi_stream_rt *a = &f->st[s], *b = &f->twin->st[s];
+		b->format = a->format;
+		b->packets = a->packets;
+		b->payload_bytes = a->payload_bytes;
+		b->window = a->window;
+		b->frame_timeout_ns = a->frame_timeout_ns;
+		b->fp = a->fp;
+		b->next_same_udp = a->next_same_udp;
+	}
+	memcpy(f->twin->map, f->map, 65536 * sizeof(uint16_t));
+}
+
+/* Serial and phased reached the same state: every byte of every frame ring, every counter. */
+static inline void exf_twin_check(const struct exec_fixture *f, const char *after)
+{
+	const struct exec_fixture *t = f->twin;
+	for (int s = 0; s < f->conf.n_streams; s++) {
+		const struct gi_stream_rt *a = &f->st[s], *b = &t->st[s];
+		if (memcmp(&a->c, &b->c, sizeof(a->c)) || memcmp(&a->frame_latency, &b->frame_latency, sizeof(a->frame_latency)) ||
+		    a->next_pub != b->next_pub || a->max_frame != b->max_frame || a->min_frame != b->min_frame ||
+		    a->seq_max != b->seq_max || a->started != b->started || a->epochs != b->epochs ||
+		    a->frame_base != b->frame_base || a->raw_max != b->raw_max || a->defer || b->defer) {
+			fprintf(stderr, "phased != serial after %s: stream %d state (packets %llu/%llu lost %llu/%llu dup "
+				"%llu/%llu late %llu/%llu next_pub %llu/%llu)\n",
+				after, s, (unsigned long long)a->c.packets, (unsigned long long)b->c.packets,
+				(unsigned long long)a->c.lost, (unsigned long long)b->c.lost,
+				(unsigned long long)a->c.duplicates, (unsigned long long)b->c.duplicates,
+				(unsigned long long)a->c.late, (unsigned long long)b->c.late,
+				(unsigned long long)a->next_pub, (unsigned long long)b->next_pub);
+			abort();
+		}
+		if (memcmp(f->ring_mem[s], t->ring_mem[s], f->frame_bytes)) {
+			for (uint64_t i = 0; i < f->frame_bytes; i++)
+				if (f->ring_mem[s][i] != t->ring_mem[s][i]) {
+					fprintf(stderr, "phased != serial after %s: stream %d frame ring byte %llu\n", after, s,
+						(unsigned long long)i);
+					break;
+				}
+			abort();
+		}
+	}
+	if (memcmp(f->ctr.drops, t->ctr.drops, sizeof(f->ctr.drops)) || f->ctr.packets != t->ctr.packets ||
+	    f->ctr.batches != t->ctr.batches) {
+		fprintf(stderr, "phased != serial after %s: executor counters\n", after);
+		abort();
+	}
+}
+
+/* Frame timeouts, or the shutdown flush, of stream s — on both executors. */
+static inline void exf_tick(struct exec_fixture *f, int s, uint64_t now)
+{
+	gi_stream_tick(&f->st[s], now);
+	if (f->twin) {
+		gi_stream_tick(&f->twin->st[s], now);
+		exf_twin_check(f, "a tick");
+	}
+}
+
+static inline void exf_flush(struct exec_fixture *f, int s, uint64_t now)
+{
+	gi_stream_flush(&f->st[s], now);
+	if (f->twin) {
+		gi_stream_flush(&f->twin->st[s], now);
+		exf_twin_check(f, "a flush");
+	}
 }
 
 static inline void exf_free(struct exec_fixture *f)
 {
+	if (f->twin) {
+		exf_fini(f->twin);
+		free(f->twin);
+		free(f->twin_scratch);
+	}
 	exf_fini(f);
 	free(f);
 }
@@ -141,6 +233,12 @@ static inline void flush_batch(struct exec_fixture *f)
 	s->n_pkts = f->n;
 	s->port = 0;
 	gi_exec_slot_host(&f->ctx, &f->ctr, s, f->conf.maxb, f->conf.split ? 1 : 0, f->now);
+	if (f->twin) {
+		exf_twin_config(f);
+		gi_exec_slot_phased(&f->twin->ctx, &f->twin->ctr, GI_GROUP_ANY, s, f->conf.maxb, f->conf.split ? 1 : 0,
+				    f->now, f->twin_scratch);
+		exf_twin_check(f, "a batch");
+	}
 	f->fed += f->n;
 	f->n = 0;
 }

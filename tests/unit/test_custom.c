@@ -337,7 +337,7 @@ static void test_wraparound_impaired(void **state)
 		queue_pkt(f, held[i].s, &held[i].p);
 	flush_batch(f);
 	for (int s = 0; s < N_ST; s++) {
-		gi_stream_flush(&f->st[s], f->now);
+		exf_flush(f, s, f->now);
 		check_ring(f, s);
 	}
 	for (int s = 0; s < N_ST; s++) {

@@ -1,15 +1,16 @@
 /*
  * test_exec_cuda.c — the cuda executor backend, with or without a GPU.
  *
- * Without a GPU (CI): backend cuda/gpudev fails at create with -ENODEV and
- * the one-line message the daemon logs; auto falls back to host and says
- * why; both executor modes are accepted.
+ * Without a GPU (CI's plain build): backend cuda/gpudev fails at create
+ * with -ENODEV and the one-line message the daemon logs; auto falls back
+ * to host and says why.
  *
- * Everywhere: the warp path the kernels run (gi_slot_stage +
- * gi_exec_slot_warp, exec_warp.h) is driven on the CPU with 32 emulated
- * lanes over the same slots as the host executor's gi_exec_slot_host(),
- * with and without header/data split: frames, counters and stream state
- * must be identical, and every payload byte must be written exactly once.
+ * Everywhere: the phases as the GPU splits them — parse by 5 workers,
+ * sequence by one worker per stream, place by 3 warps of 32 lanes played
+ * in turn on the CPU (tests check the partition) — over the same slots as
+ * the serial reference gi_exec_slot_host(), with and without header/data
+ * split: frames, counters and stream state must be identical, and every
+ * payload byte must be written exactly once.
  *
  * With a GPU — or in a -Demulate_cuda=true build, with the kernels on
  * CPU threads (tests/cuda_emu; not a GPU result) — the same traffic through
@@ -42,8 +43,11 @@ static uint8_t *write_count; /* one counter per byte of [count_lo, count_hi) */
 
 #include "gi_build_config.h"
 #include "kernels/cuda_drv.h"
-#include "kernels/exec_warp.h"
 #include "kernels/executor.h"
+#include "kernels/phase_commit.h"
+#include "kernels/phase_parse.h"
+#include "kernels/phase_place.h"
+#include "kernels/phase_sequence.h"
 #include "exec_fixture.h"
 #include "testpkt.h"
 
@@ -179,8 +183,29 @@ static void assert_same_world(const struct exec_fixture *a, const struct exec_fi
 	assert_int_equal(a->ctr.batches, b->ctr.batches);
 }
 
-/* Host executor body vs the warp body with 32 emulated lanes, slot by slot. */
-static void run_warp_vs_host(int split)
+/* One slot through the phases, split among workers as the GPU splits them. */
+static void phases_as_gpu(struct exec_fixture *w, struct gi_batch_slot *slot, uint32_t split, uint64_t now,
+			  struct gi_batch_hdr *h)
+{
+	gi_batch_begin(h, GI_MIN(slot->n_pkts, (uint32_t)MAXB));
+	for (uint32_t k = 0; k < 5; k++)
+		gi_phase_parse(&w->ctx, GI_GROUP_ANY, slot, MAXB, split, h, 1, k, 5);
+	uint32_t more;
+	do {
+		more = 0;
+		for (uint32_t s = 0; s < NSTREAMS; s++)
+			more |= gi_phase_sequence_stream(&w->ctx, s, h, now);
+		for (uint32_t k = 0; k < 3; k++) /* three warps, each playing its 32 lanes */
+			gi_phase_place(&w->ctx, slot, MAXB, split, h, k, 3, 0, 32);
+		for (uint32_t s = 0; s < NSTREAMS; s++)
+			gi_stream_make_visible(&w->st[s]);
+		h->round++;
+	} while (more);
+	gi_batch_end(h, &w->ctr);
+}
+
+/* Serial reference vs the phases split among workers and lanes, slot by slot. */
+static void run_phases_vs_serial(int split)
 {
 	struct traffic *t = make_traffic();
 	struct exec_fixture ref, wp;
@@ -192,7 +217,7 @@ static void run_warp_vs_host(int split)
 	assert_int_equal(gi_ring_init(ring, 1, MAXB, (uint32_t)split), 0);
 	struct gi_batch_slot *slot = gi_ring_slot(ring, 0);
 	struct gi_batch_slot *staged = aligned_alloc(64, ring->slot_stride);
-	struct gi_warp_shared sh;
+	struct gi_batch_hdr *h = aligned_alloc(64, GI_ALIGN_UP(gi_batch_scratch_bytes(MAXB), 64));
 
 	count_lo = wp.ring_mem[0];
 	count_hi = wp.ring_mem[0] + wp.frame_bytes;
@@ -205,9 +230,9 @@ static void run_warp_vs_host(int split)
 		gi_exec_slot_host(&ref.ctx, &ref.ctr, slot, MAXB, (uint32_t)split, now);
 
 		memset(staged, 0xa5, ring->slot_stride); /* whatever the stage does not copy must not be read */
-		for (uint32_t lane = 0; lane < GI_WARP_LANES; lane++)
-			assert_int_equal(gi_slot_stage(staged, slot, MAXB, (uint32_t)split, lane, GI_WARP_LANES), n);
-		gi_exec_slot_warp(&wp.ctx, &wp.ctr, staged, MAXB, (uint32_t)split, now, 0, GI_WARP_LANES, &sh);
+		for (uint32_t k = 0; k < 7; k++)
+			assert_int_equal(gi_slot_stage(staged, slot, MAXB, (uint32_t)split, k, 7), n);
+		phases_as_gpu(&wp, staged, (uint32_t)split, now, h);
 	}
 	for (int s = 0; s < NSTREAMS; s++) {
 		gi_stream_flush(&ref.st[s], now);
@@ -216,13 +241,13 @@ static void run_warp_vs_host(int split)
 	assert_same_world(&ref, &wp, 1);
 
 	/* stream 0: each placed payload byte written once, nothing else written */
-	struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)wp.ring_mem[0];
+	struct gi_frame_ring_hdr *fh = (struct gi_frame_ring_hdr *)wp.ring_mem[0];
 	uint64_t placed_bytes = 0;
 	for (uint64_t f = 0; f < SLOTS; f++) {
-		struct gi_frame_slot *sl = gi_frame_slot_at(h, f);
+		struct gi_frame_slot *sl = gi_frame_slot_at(fh, f);
 		for (uint32_t p = 0; p < PPF; p++) {
 			int got = (int)(gi_frame_bitmap(sl)[0] >> p & 1);
-			uint8_t *pay = gi_frame_payload(h, sl) + (uint64_t)p * PAYLOAD;
+			uint8_t *pay = gi_frame_payload(fh, sl) + (uint64_t)p * PAYLOAD;
 			for (uint32_t b = 0; b < PAYLOAD; b++)
 				assert_int_equal(write_count[pay + b - count_lo], got);
 			placed_bytes += got ? PAYLOAD : 0;
@@ -238,6 +263,7 @@ static void run_warp_vs_host(int split)
 
 	free(write_count);
 	count_lo = count_hi = NULL;
+	free(h);
 	free(staged);
 	free(ring);
 	exf_fini(&ref);
@@ -245,16 +271,16 @@ static void run_warp_vs_host(int split)
 	free_traffic(t);
 }
 
-static void test_warp_matches_host(void **state)
+static void test_phases_match_serial(void **state)
 {
 	(void)state;
-	run_warp_vs_host(0);
+	run_phases_vs_serial(0);
 }
 
-static void test_warp_matches_host_split(void **state)
+static void test_phases_match_serial_split(void **state)
 {
 	(void)state;
-	run_warp_vs_host(1);
+	run_phases_vs_serial(1);
 }
 
 /* A corrupt n_pkts never takes the executor past the slot. */
@@ -350,7 +376,9 @@ static void test_auto_falls_back_to_host(void **state)
 		gi_executor_set_paused(ex, 0);
 		assert_int_equal(gi_executor_start(ex), 0);
 		assert_int_equal(gi_executor_stop(ex, 2000000000ull), 0);
-		assert_int_equal(gi_executor_counters(ex)->batches, 0);
+		struct gi_exec_counters ec;
+		gi_executor_counters(ex, &ec);
+		assert_int_equal(ec.batches, 0);
 		gi_executor_destroy(ex);
 		ring->stop = 0;
 	}
@@ -430,7 +458,7 @@ static void run_gpu(enum gi_exec_mode mode, int split)
 	if (rc < 0)
 		fail_msg("stop: %d %s", rc, gi_executor_last_error(ex));
 	assert_int_equal(GI_LOAD_RELAXED_U64(&ring->tail), head);
-	gw.ctr = *gi_executor_counters(ex);
+	gi_executor_counters(ex, &gw.ctr);
 	gi_executor_destroy(ex);
 
 	/* the host reference over the same batches */
@@ -447,6 +475,7 @@ static void run_gpu(enum gi_exec_mode mode, int split)
 		gi_stream_flush(&ref.st[s], now);
 	assert_same_world(&ref, &gw, 0);
 	assert_int_equal(gw.ctr.batches, head);
+	assert_true(gw.st[0].c.packets > 0);
 
 	free(rr);
 	free(ring);
@@ -478,8 +507,8 @@ static void test_gpu_launch(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_warp_matches_host),
-		cmocka_unit_test(test_warp_matches_host_split),
+		cmocka_unit_test(test_phases_match_serial),
+		cmocka_unit_test(test_phases_match_serial_split),
 		cmocka_unit_test(test_stage_clamps),
 		cmocka_unit_test(test_cuda_without_gpu_fails_cleanly),
 		cmocka_unit_test(test_auto_falls_back_to_host),

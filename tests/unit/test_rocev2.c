@@ -123,7 +123,7 @@ static int parse(const struct gi_format_params *fp, const uint8_t *b, uint32_t l
 	struct gi_l4 l4;
 	if (gi_parse_l4(b, len, hdr_len, &l4) != GI_L4_OK)
 		return -1;
-	return gi_fmt_rocev2_parse(fp, b, hdr_len, seg1, &l4, packets, payload, pi);
+	return gi_fmt_rocev2_parse(fp, b, hdr_len, seg1, &l4, packets, payload, 1, pi);
 }
 
 /* ---- opcodes ---- */
@@ -331,7 +331,7 @@ static void test_scapy_corpus(void **state)
 		uint32_t wire = gi_be32(c->pkt[i] + c->len[i] - 4);
 		uint32_t ours = gi_rocev2_icrc(c->pkt[i], c->len[i], NULL, l4.l3_off, l4.payload_len + 8);
 		assert_int_equal(__builtin_bswap32(wire), ours); /* least-significant byte first on the wire */
-		assert_int_equal(gi_fmt_rocev2_parse(&fp, c->pkt[i], c->len[i], NULL, &l4, PPF, c->plen[i], &pi), 0);
+		assert_int_equal(gi_fmt_rocev2_parse(&fp, c->pkt[i], c->len[i], NULL, &l4, PPF, c->plen[i], 1, &pi), 0);
 		assert_int_equal(pi.payload_len, c->plen[i]);
 		assert_int_equal(pi.seq, c->psn[i]);
 		assert_int_equal(pi.sensor_id, c->qp[i]);
@@ -480,7 +480,7 @@ static void run_wrap(uint32_t split)
 	queue_raw(f, b, build(b, &ack));
 	flush_batch(f);
 	for (int s = 0; s < 2; s++)
-		gi_stream_flush(&f->st[s], f->now);
+		exf_flush(f, s, f->now);
 
 	for (int s = 0; s < 2; s++) {
 		struct gi_stream_rt *st = &f->st[s];

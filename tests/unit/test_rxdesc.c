@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "kernels/ring.h"
-#include "kernels/stream.h"
+#include "kernels/classify.h"
 #include "pmd_glue/rxdesc.h"
 
 #define BUF_SIZE 2048

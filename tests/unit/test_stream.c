@@ -174,7 +174,7 @@ static void test_window_pushes_partial_then_late(void **state)
 	assert_int_equal(st->c.lost, 1);
 	check_frame(f, 0, 0, GI_FRAME_PARTIAL, PPF - 1);
 	/* shutdown flush: frame 1 skipped (lost PPF), frame 2 partial with 1 packet (lost PPF-1) */
-	gi_stream_flush(st, f->now);
+	exf_flush(f, (int)(st - f->st), f->now);
 	assert_int_equal(st->ring->next_frame, 3);
 	assert_int_equal(st->c.lost, 1 + PPF + PPF - 1);
 	assert_int_equal(st->c.frames[GI_FRAMES_PARTIAL], 2);
@@ -190,9 +190,9 @@ static void test_timeout(void **state)
 	for (uint16_t p = 0; p < 3; p++)
 		queue_pkt(f, 0, 5, p, p);
 	flush_batch(f);
-	gi_stream_tick(st, f->now + st->frame_timeout_ns - 1);
+	exf_tick(f, (int)(st - f->st), f->now + st->frame_timeout_ns - 1);
 	assert_int_equal(frames_done(st), 0);
-	gi_stream_tick(st, f->now + st->frame_timeout_ns);
+	exf_tick(f, (int)(st - f->st), f->now + st->frame_timeout_ns);
 	assert_int_equal(st->c.frames[GI_FRAMES_TIMED_OUT], 1);
 	assert_int_equal(st->c.lost, PPF - 3);
 	check_frame(f, 0, 5, GI_FRAME_TIMED_OUT, 3);
@@ -319,7 +319,7 @@ static void test_accounting_identity_random(void **state)
 		queue_pkt(f, held[i].s, held[i].fr, held[i].p, held[i].seq);
 	flush_batch(f);
 	for (int s = 0; s < 2; s++)
-		gi_stream_flush(&f->st[s], f->now);
+		exf_flush(f, s, f->now);
 
 	for (int s = 0; s < 2; s++) {
 		struct gi_stream_rt *st = &f->st[s];
@@ -427,7 +427,7 @@ static void test_mirror_matches_ring(void **state)
 			if (!(fr == 5 && p == 1) && fr != 7)
 				queue_pkt(f, 0, fr, p, seq);
 	flush_batch(f);
-	gi_stream_flush(st, f->now);
+	exf_flush(f, (int)(st - f->st), f->now);
 
 	assert_int_equal(m->started, 1);
 	assert_true(m->first_frame == st->ring->first_frame);
@@ -470,7 +470,7 @@ static void test_resync_on_restart(void **state)
 		for (uint16_t p = 0; p < PPF; p++)
 			queue_pkt(f, 0, fr, p, seq++);
 	flush_batch(f);
-	gi_stream_flush(st, f->now);
+	exf_flush(f, (int)(st - f->st), f->now);
 	assert_int_equal(st->c.resyncs, 1);
 	assert_int_equal(st->c.lost, 0);
 	assert_int_equal(st->c.late, 0);

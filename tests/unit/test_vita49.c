@@ -313,7 +313,7 @@ static void test_two_streams_and_context(void **state)
 	check_frames(f, 0);
 	check_frames(f, 1);
 	for (int s = 0; s < 2; s++) {
-		gi_stream_flush(&f->st[s], f->now);
+		exf_flush(f, s, f->now);
 		assert_int_equal(f->st[s].c.packets, 5 * PPF);
 		assert_int_equal(f->st[s].c.lost, 0);
 		assert_int_equal(f->st[s].c.frames[GI_FRAMES_COMPLETE], 5);
@@ -345,7 +345,7 @@ static void test_count_wrap_short_losses(void **state)
 		queue_data(f, 0, k);
 	}
 	flush_batch(f);
-	gi_stream_flush(&f->st[0], f->now);
+	exf_flush(f, 0, f->now);
 	check_frames(f, 0);
 	assert_true(dropped > 40);
 	assert_int_equal(f->st[0].c.lost, dropped);
@@ -370,7 +370,7 @@ static void run_gap(struct exec_fixture *f, uint64_t gap_at, uint64_t gap)
 		queue_data(f, 0, k);
 	}
 	flush_batch(f);
-	gi_stream_flush(&f->st[0], f->now);
+	exf_flush(f, 0, f->now);
 }
 
 static void test_gap20_count_only(void **state)

@@ -1,0 +1,151 @@
+/*
+ * batch.h — the phased executor's per-batch scratch: one record per packet.
+ *
+ * DESIGN.  A batch goes through four phases with a barrier between them
+ * (DESIGN.md "The executor works in phases"):
+ *
+ *   1  parse        phase_parse.h     one worker per packet: headers, stream,
+ *                                     format fields -> a record; drops counted
+ *                                     per batch (1b: a rocev2 ICRC per warp)
+ *   2  sequence     phase_sequence.h  one worker per stream, its packets in
+ *                                     batch order: lateness, window, frame
+ *                                     open, duplicate, received count, which
+ *                                     frames become final (not yet visible)
+ *   3  place        phase_place.h     one worker (a warp) per packet: copy
+ *   4  commit       phase_commit.h    one worker per stream: the final frames
+ *                                     and next_frame become visible
+ *
+ * Phase 2 makes every decision the serial path makes, in the same order, so
+ * counters and frames are identical (tests/unit/test_phased.c); phases 1
+ * and 3, where the time goes, are parallel.  When a stream would reuse the
+ * slot of a frame that became final in this batch but is not yet visible,
+ * phase 2 stops that stream and the batch takes another round of 2-3-4
+ * from that packet on (rare: it needs a batch spanning the whole ring).
+ *
+ * The scratch is CUDA shared memory on the GPU (one CTA per ring group) and
+ * a per-worker buffer on the host; its layout is the same:
+ *     struct gi_batch_hdr | struct gi_rec[max_pkts] | uint16_t touched[max_pkts]
+ */
+#ifndef GI_BATCH_H
+#define GI_BATCH_H
+
+#include "classify.h"
+
+GI_EXTERN_C_BEGIN
+
+enum gi_rec_state {
+	GI_REC_DONE = 0,  /* accounted for: a drop, late, duplicate, or copied */
+	GI_REC_PARSED,    /* phase 1 done */
+	GI_REC_LOCATED,   /* phase 2 located it (frame, index) but its slot is busy: next round */
+	GI_REC_PLACE,     /* phase 2 placed it: phase 3 copies it */
+};
+
+struct gi_rec {
+	struct gi_pkt_info pi;  /* what the parser found */
+	uint64_t frame;         /* phase 2: ring frame number */
+	uint32_t index;         /* phase 2: index in the frame */
+	uint16_t stream;        /* GI_STREAM_NONE when dropped before a stream was found */
+	uint16_t src_off;       /* payload offset in the packet */
+	uint8_t state;          /* enum gi_rec_state */
+	uint8_t reason;         /* the drop reason of a dropped record, else GI_DROP__COUNT */
+};
+GI_STATIC_ASSERT(sizeof(struct gi_rec) == 80, "records are laid out in shared memory: 80 bytes each");
+
+struct gi_batch_hdr {
+	uint32_t n;                     /* packets in the batch */
+	uint32_t round;                 /* rounds of phases 2-4 so far */
+	uint32_t more;                  /* phase 2: a stream stalled, another round follows */
+	uint32_t n_touched;             /* host: streams in touched[] */
+	uint32_t drops[GI_DROP__COUNT]; /* this batch's drops, by any worker (GI_ATOMIC_ADD_U32) */
+};
+
+GI_HD static inline struct gi_rec *gi_batch_recs(struct gi_batch_hdr *h)
+{
+	return (struct gi_rec *)GI_ALIGN_UP((uintptr_t)(h + 1), 8);
+}
+
+GI_HD static inline uint16_t *gi_batch_touched(struct gi_batch_hdr *h, uint32_t max_pkts)
+{
+	return (uint16_t *)(gi_batch_recs(h) + max_pkts);
+}
+
+GI_HD static inline uint64_t gi_batch_scratch_bytes(uint32_t max_pkts)
+{
+	return GI_ALIGN_UP(sizeof(struct gi_batch_hdr), 8) + (uint64_t)max_pkts * sizeof(struct gi_rec) +
+	       GI_ALIGN_UP((uint64_t)max_pkts * sizeof(uint16_t), 16);
+}
+
+/*
+ * Copy what the phases read of `src` (header, and the first n_pkts entries
+ * of each descriptor array) to `dst`, a buffer of the slot's stride, at the
+ * same offsets, so the gi_slot_*() accessors work on the copy: the GPU
+ * stages a slot from host-mapped memory into shared memory this way, one
+ * PCIe round trip per word for the whole CTA instead of two per packet per
+ * phase.  Worker w of nw copies words w, w + nw, ...; each reads n_pkts
+ * itself, so no synchronisation is needed inside.  Relaxed loads: the
+ * caller has acquired the doorbell.  Returns n_pkts clamped to max_pkts, so
+ * a corrupt producer cannot send the executor past the slot.
+ */
+GI_HD static inline uint32_t gi_slot_stage(struct gi_batch_slot *dst, struct gi_batch_slot *src, uint32_t max_pkts,
+					   uint32_t split, uint32_t w, uint32_t nw)
+{
+	const uint64_t *s64 = (const uint64_t *)src;
+	uint64_t *d64 = (uint64_t *)dst;
+	uint32_t n = GI_LOAD_RELAXED_U32(&src->n_pkts);
+
+	if (n > max_pkts)
+		n = max_pkts;
+	for (uint32_t k = w; k < sizeof(*src) / 8; k += nw)
+		d64[k] = GI_LOAD_RELAXED_U64(&s64[k]);
+	if (w == 0) /* the worker that copied word 0 */
+		dst->n_pkts = n;
+
+	uint64_t *sa = gi_slot_addr(src), *da = gi_slot_addr(dst);
+	uint32_t *sl = gi_slot_len(src, max_pkts), *dl = gi_slot_len(dst, max_pkts);
+	for (uint32_t i = w; i < n; i += nw) {
+		da[i] = GI_LOAD_RELAXED_U64(&sa[i]);
+		dl[i] = GI_LOAD_RELAXED_U32(&sl[i]);
+	}
+	if (split) {
+		uint64_t *sa1 = gi_slot_addr1(src, max_pkts), *da1 = gi_slot_addr1(dst, max_pkts);
+		uint32_t *sl0 = gi_slot_len0(src, max_pkts), *dl0 = gi_slot_len0(dst, max_pkts);
+		for (uint32_t i = w; i < n; i += nw) {
+			da1[i] = GI_LOAD_RELAXED_U64(&sa1[i]);
+			dl0[i] = GI_LOAD_RELAXED_U32(&sl0[i]);
+		}
+	}
+	return n;
+}
+
+/* One worker: start a batch of n packets. */
+GI_HD static inline void gi_batch_begin(struct gi_batch_hdr *h, uint32_t n)
+{
+	h->n = n;
+	h->round = 0;
+	h->more = 0;
+	h->n_touched = 0;
+	for (uint32_t r = 0; r < GI_DROP__COUNT; r++)
+		h->drops[r] = 0;
+}
+
+/* Any worker: a record is accounted as a drop. */
+GI_HD static inline void gi_batch_drop(struct gi_batch_hdr *h, struct gi_rec *r, uint32_t why)
+{
+	r->state = GI_REC_DONE;
+	r->reason = (uint8_t)why;
+	GI_ATOMIC_ADD_U32(&h->drops[why], 1);
+}
+
+/* One worker, after the last round: the batch into the executor's counters. */
+GI_HD static inline void gi_batch_end(const struct gi_batch_hdr *h, struct gi_exec_counters *ctr)
+{
+	for (uint32_t r = 0; r < GI_DROP__COUNT; r++)
+		if (h->drops[r])
+			GI_COUNTER_ADD(&ctr->drops[r], h->drops[r]);
+	GI_COUNTER_ADD(&ctr->packets, h->n);
+	GI_COUNTER_ADD(&ctr->batches, 1);
+}
+
+GI_EXTERN_C_END
+
+#endif /* GI_BATCH_H */

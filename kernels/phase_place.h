@@ -1,0 +1,55 @@
+/*
+ * phase_place.h — phase 3 of a batch: copy the payloads phase 2 placed
+ * (batch.h).
+ *
+ * Worker w of nw takes records w, w + nw, ...; on the GPU a worker is a
+ * warp whose lanes move 16-byte chunks (gi_copy_lanes: aligned wide
+ * stores, funnel-shifted loads for a payload that starts unaligned).
+ * Every record in GI_REC_PLACE has its own bit in its frame's bitmap, so
+ * no two workers ever write the same bytes and no atomics are needed.
+ */
+#ifndef GI_PHASE_PLACE_H
+#define GI_PHASE_PLACE_H
+
+#include "batch.h"
+
+GI_EXTERN_C_BEGIN
+
+#if defined(__CUDA_ARCH__)
+/* each lane moves its own chunks */
+#define GI_PLACE_LANES(pl, lane, nlanes) gi_place_copy((pl), (lane), (nlanes))
+#else
+/* a host caller plays every lane in turn (tests check the partition this way) */
+#define GI_PLACE_LANES(pl, lane, nlanes)                            \
+	do {                                                        \
+		(void)(lane);                                       \
+		for (uint32_t l_ = 0; l_ < (nlanes); l_++)          \
+			gi_place_copy((pl), l_, (nlanes));          \
+	} while (0)
+#endif
+
+GI_HD static inline void gi_phase_place(struct gi_exec_ctx *ctx, const struct gi_batch_slot *slot, uint32_t max_pkts,
+					uint32_t split, struct gi_batch_hdr *h, uint32_t w, uint32_t nw, uint32_t lane,
+					uint32_t nlanes)
+{
+	struct gi_rec *rec = gi_batch_recs(h);
+
+	for (uint32_t i = w; i < h->n; i += nw) {
+		struct gi_rec *r = &rec[i];
+		if (r->state != GI_REC_PLACE) /* the same record for every lane: uniform */
+			continue;
+		const struct gi_stream_rt *st = &ctx->streams[r->stream];
+		struct gi_pkt_desc d;
+		struct gi_place pl;
+		gi_slot_pkt(slot, max_pkts, split, i, &d);
+		gi_place_src(&pl, &d, r->src_off, r->pi.payload_len);
+		pl.dst = gi_stream_payload(st, gi_stream_slot(st, r->frame), r->index);
+		GI_PLACE_LANES(&pl, lane, nlanes);
+		/* the record stays GI_REC_PLACE (lanes may still be reading it): the
+		 * next round's phase 2 retires it */
+	}
+}
+
+GI_EXTERN_C_END
+
+#endif /* GI_PHASE_PLACE_H */
