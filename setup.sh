@@ -4,8 +4,12 @@
 #
 #   sudo ./setup.sh --demo    install + build + run the built-in demo (~20 s)
 #   sudo ./setup.sh --test    install + build + run the whole test suite, then
-#                             again under ASan+UBSan (build-asan/), then every
-#                             fuzzer for FUZZ_SECONDS (default 30) each (build-fuzz/)
+#                             again under ASan+UBSan with the CUDA executor on
+#                             CPU threads (build-asan/, -Demulate_cuda=true),
+#                             the data path and the emulated CUDA executor
+#                             under ThreadSanitizer, also with the emulation's
+#                             stress switch (build-tsan/), then every fuzzer
+#                             for FUZZ_SECONDS (default 30) each (build-fuzz/)
 #   sudo ./setup.sh --test --long   the same, fuzzers 600 s each
 #   sudo ./setup.sh           install + build only
 #
@@ -84,13 +88,39 @@ case "$mode" in
     logs=("$BUILD_DIR/meson-logs/testlog.json")
 
     # The same suites under ASan+UBSan (clang; tests/meson.build makes UBSan
-    # findings fatal).  CUDA off: nvcc objects are not instrumented.
+    # findings fatal), built with the CUDA emulation (tests/cuda_emu): the
+    # cuda executor's kernels run on CPU threads, instrumented like the rest,
+    # and failures are injected at each CUDA driver call (cuda_faults).
+    # nvcc objects are not instrumented, so this build has none.  The
+    # emulated data-path suite (cuda_emu) runs under ThreadSanitizer below.
+    cuda_headers=()
+    [ -f /usr/local/cuda/include/cuda.h ] && cuda_headers=(-Demulate_cuda=true)
     if [ ! -f build-asan/build.ninja ]; then
-      CC=clang meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dcuda=disabled >/dev/null
+      CC=clang CXX=clang++ meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+        "${cuda_headers[@]}" >/dev/null
     fi
     ninja -C build-asan
-    $SUDO meson test -C build-asan --print-errorlogs || rc=$?
+    $SUDO meson test -C build-asan --print-errorlogs --no-suite cuda_emu || rc=$?
     logs+=("build-asan/meson-logs/testlog.json")
+
+    # ThreadSanitizer: the phased executor's threads (host workers, and the
+    # emulated CUDA executor's CTA threads against the rx lcore and the
+    # consumers), the unit tests and the emulated data path end to end; then
+    # the emulated kernels again with a yield at one barrier, atomic or
+    # volatile poll in eight (GI_CUDA_EMU_STRESS).  Emulation, not a GPU.
+    if [ ${#cuda_headers[@]} -gt 0 ]; then
+      if [ ! -f build-tsan/build.ninja ]; then
+        CC=clang CXX=clang++ meson setup build-tsan -Db_sanitize=thread -Db_lundef=false "${cuda_headers[@]}" \
+          >/dev/null
+      fi
+      ninja -C build-tsan
+      $SUDO meson test -C build-tsan --print-errorlogs --suite unit --suite cuda_emu || rc=$?
+      cp build-tsan/meson-logs/testlog.json build-tsan/meson-logs/testlog-tsan.json
+      logs+=("build-tsan/meson-logs/testlog-tsan.json")
+      $SUDO env GI_CUDA_EMU_STRESS=8 meson test -C build-tsan --print-errorlogs exec_cuda exec_modes \
+        e2e_memif_cuda_persistent e2e_memif_cuda_launch || rc=$?
+      logs+=("build-tsan/meson-logs/testlog.json")
+    fi
 
     # Every fuzzer for a bounded time from its checked-in corpus; new inputs
     # go to build-fuzz/fuzz-<target>/, crashes there too (copy them into

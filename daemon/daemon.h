@@ -27,7 +27,7 @@
 struct gi_daemon {
 	struct gi_config cfg;
 	uint64_t start_ns;
-	volatile int quit;            /* read by rx lcores */
+	int quit;                     /* read by rx lcores (atomic) */
 
 	bool eal_up;
 	/* GPU backend and memory providers, resolved once after EAL init */

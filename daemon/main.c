@@ -37,6 +37,7 @@
 
 #include "daemon.h"
 #include "notify.h"
+#include "pmd_glue/tsan.h"
 #include "reload.h"
 #include "telemetry.h"
 #include "kernels/frame.h"
@@ -49,19 +50,33 @@ enum {
 	EXIT_FORCED = 5, /* a second SIGTERM/SIGINT: ended at once, without draining */
 };
 
-static volatile sig_atomic_t sig_quit; /* SIGTERM/SIGINT count: 1 drains and stops, 2 exits at once */
-static volatile sig_atomic_t sig_last;
-static volatile sig_atomic_t sig_reload;
+/*
+ * Written by the handler, read by the main loop.  The handler may run on
+ * any thread of the process (rx lcores, the executor, libmicrohttpd), not
+ * only the one that reads them: lock-free atomics, which are
+ * async-signal-safe, rather than volatile sig_atomic_t.
+ */
+static int sig_quit; /* SIGTERM/SIGINT count: 1 drains and stops, 2 exits at once */
+static int sig_last;
+static int sig_reload;
+GI_STATIC_ASSERT(__atomic_always_lock_free(sizeof(int), 0), "signal flags must be lock-free atomics");
 
 static void on_signal(int sig)
 {
 	if (sig == SIGHUP) {
-		sig_reload = 1;
+		__atomic_store_n(&sig_reload, 1, __ATOMIC_RELEASE);
 	} else {
-		sig_last = sig;
-		if (sig_quit < 2)
-			sig_quit = sig_quit + 1; /* the handler blocks the other signals: no lost count */
+		__atomic_store_n(&sig_last, sig, __ATOMIC_RELAXED);
+		/* the handler blocks the other signals: no lost count */
+		int q = __atomic_load_n(&sig_quit, __ATOMIC_RELAXED);
+		if (q < 2)
+			__atomic_store_n(&sig_quit, q + 1, __ATOMIC_RELEASE);
 	}
+}
+
+static int quit_signals(void)
+{
+	return __atomic_load_n(&sig_quit, __ATOMIC_ACQUIRE);
 }
 
 /* sd_notify: daemon/notify.c (a no-op without NOTIFY_SOCKET) */
@@ -625,6 +640,7 @@ static int lcores_start(struct gi_daemon *d)
 		lc->queues[lc->n_queues++] = &d->rxq[i];
 	}
 	for (uint32_t k = 0; k < d->n_lcores; k++) {
+		GI_TSAN_RELEASE(&d->lcores[k]);
 		int rc = rte_eal_remote_launch(gi_rx_lcore_main, &d->lcores[k], d->lcores[k].lcore);
 		if (rc != 0) {
 			gi_log(GI_LOG_ERR, "lcore %u: cannot launch the rx loop: %s", d->lcores[k].lcore, strerror(-rc));
@@ -670,7 +686,7 @@ int gi_daemon_stats_restart(struct gi_daemon *d)
 static void force_exit(struct gi_daemon *d)
 {
 	gi_log(GI_LOG_ERR, "second %s: exiting now without draining; open frames and batches in flight are lost",
-	       sig_last == SIGINT ? "SIGINT" : "SIGTERM");
+	       __atomic_load_n(&sig_last, __ATOMIC_RELAXED) == SIGINT ? "SIGINT" : "SIGTERM");
 	for (uint32_t i = 0; i < d->cfg.n_streams; i++) {
 		if (!d->shm[i].va)
 			continue;
@@ -700,11 +716,13 @@ static void stop_data_path(struct gi_daemon *d)
 	if (d->lcores_launched) {
 		for (uint32_t k = 0; k < d->n_lcores; k++)
 			while (rte_eal_get_lcore_state(d->lcores[k].lcore) == RUNNING) {
-				if (sig_quit >= 2)
+				if (quit_signals() >= 2)
 					force_exit(d);
 				nanosleep(&slice, NULL);
 			}
 		rte_eal_mp_wait_lcore();
+		for (uint32_t k = 0; k < d->n_lcores; k++)
+			GI_TSAN_ACQUIRE(&d->lcores[k]);
 		d->lcores_launched = false;
 	}
 	if (d->exec && !d->exec_stuck) {
@@ -716,7 +734,7 @@ static void stop_data_path(struct gi_daemon *d)
 			rc = gi_executor_stop(d->exec, exec_deadline > now ? GI_MIN(exec_deadline - now, 10000000ull) : 0);
 			if (rc != -ETIMEDOUT || gi_now_ns() >= exec_deadline)
 				break;
-			if (sig_quit >= 2)
+			if (quit_signals() >= 2)
 				force_exit(d);
 		}
 		if (rc < 0) {
@@ -801,12 +819,11 @@ static void run(struct gi_daemon *d, unsigned duration_s)
 	gi_watchdog_init(&wd, d, gi_now_ns()); /* WATCHDOG_USEC; baseline progress taken at READY */
 	char line[512];
 	gi_stats_status_line(d, &prev, line, sizeof(line));
-	while (!sig_quit) {
+	while (!quit_signals()) {
 		struct timespec ts = { 0, 50 * 1000000 };
 		nanosleep(&ts, NULL);
 		uint64_t now = gi_now_ns();
-		if (sig_reload) {
-			sig_reload = 0;
+		if (__atomic_exchange_n(&sig_reload, 0, __ATOMIC_ACQ_REL)) {
 			gi_reload(d); /* RELOADING=1 ... READY=1, counts and logs the result (reload.c) */
 			interval = (uint64_t)d->cfg.stats.status_interval_ms * 1000000u;
 			next_status = now + interval;
@@ -928,7 +945,7 @@ int main(int argc, char **argv)
 		rc = stats_start(&d);
 	if (rc == 0)
 		gi_telemetry_register(&d);
-	if (rc < 0 || sig_quit) {
+	if (rc < 0 || quit_signals()) {
 		if (rc < 0) {
 			notify("STATUS=start-up failed\nERRNO=%d", -rc);
 			gi_log(GI_LOG_ERR, "start-up failed; everything started so far has been released");

@@ -17,7 +17,7 @@
  *
  * A CTA's threads, per batch (a __syncthreads() between steps):
  *   stage       all threads copy the slot's descriptors into shared memory
- *   1  parse    a thread per packet; 1b: a warp per rocev2 ICRC
+ *   1  parse    a thread per packet; 1b: a thread per rocev2 ICRC (slice-by-8)
  *   2  sequence a thread per stream of the group, its packets in order
  *   3  place    a warp per packet, 16-byte chunks per lane
  *   4  commit   a thread per stream: final frames become visible
@@ -99,12 +99,16 @@ __device__ static void gi_mirror_streams(const struct gi_cuda_args &a, uint32_t 
 	}
 }
 
-/* Every thread: the CRC table into shared memory, the control words by thread 0. */
+/* Every thread: the CRC tables into shared memory, the control words by thread 0. */
 __device__ static void gi_cta_init(const struct gi_cuda_args &a, uint8_t *smem)
 {
-	uint32_t *tab = (uint32_t *)(smem + GI_CUDA_SMEM_TAB);
+	uint32_t *t8 = (uint32_t *)(smem + GI_CUDA_SMEM_TAB);
 	for (uint32_t i = threadIdx.x; i < 256; i += blockDim.x)
-		tab[i] = gi_crc32_table_dev[i];
+		t8[i] = gi_crc32_table_dev[i];
+	for (uint32_t row = 1; row < 8; row++) {
+		__syncthreads();
+		gi_crc32_t8_row(t8, row, threadIdx.x, blockDim.x);
+	}
 	if (threadIdx.x == 0) {
 		struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
 		cc->action = GI_ACT_NONE;
@@ -146,7 +150,7 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 	__syncthreads();
 	gi_phase_parse(ctx, g, stg, cr.max_pkts, cr.split, h, 0, tid, nt);
 	__syncthreads();
-	gi_phase_icrc(stg, cr.max_pkts, cr.split, h, warp, nwarps, lane, 32, tab);
+	gi_phase_icrc(stg, cr.max_pkts, cr.split, h, tid, nt, tab);
 	__syncthreads();
 	for (;;) {
 		for (uint32_t k = tid; k < grp.n_streams; k += nt)

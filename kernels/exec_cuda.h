@@ -87,10 +87,10 @@ GI_STATIC_ASSERT(GI_CUDA_STREAM_MIRROR_OFF % 8 == 0 && sizeof(struct gi_stream_r
 		 "mirror copies whole 64-bit words");
 GI_STATIC_ASSERT(sizeof(struct gi_exec_counters) % 8 == 0, "mirror copies whole 64-bit words");
 
-/* Dynamic shared memory: [control 64 | CRC-32 table 1 KiB | staged slot | batch scratch]. */
+/* Dynamic shared memory: [control 64 | CRC-32 slice-by-8 tables 8 KiB | staged slot | batch scratch]. */
 #define GI_CUDA_SMEM_CTL 64u
 #define GI_CUDA_SMEM_TAB GI_CUDA_SMEM_CTL
-#define GI_CUDA_SMEM_SLOT (GI_CUDA_SMEM_TAB + 1024u)
+#define GI_CUDA_SMEM_SLOT (GI_CUDA_SMEM_TAB + 8u * 1024u)
 
 GI_HD static inline uint32_t gi_cuda_smem_bytes(uint32_t max_stride, uint32_t max_pkts, uint32_t *slot_off,
 						uint32_t *scratch_off)

@@ -730,6 +730,10 @@ void gi_cuda_exec_destroy(struct gi_cuda_exec *c)
 	d = &c->drv;
 	if (d->lib) {
 		(void)gi_cuda_drv_make_current(d);
+		/* a start that failed half-way may have left a kernel in flight (the
+		 * clock probe): nothing is freed under it.  Not stuck, so it ends. */
+		if (c->have_stream)
+			(void)d->stream_synchronize(c->stream);
 		for (uint32_t r = 0; c->ring_maps && r < c->conf.n_rings; r++)
 			gi_cuda_unmap(c, &c->ring_maps[r]);
 		for (uint32_t s = 0; c->frame_maps && s < c->conf.ctx->n_streams; s++)

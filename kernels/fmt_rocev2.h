@@ -29,11 +29,12 @@
  * all ones, the UDP header with its checksum set to all ones, the BTH with
  * its resv8 byte (FECN/BECN) set to all ones, the extension headers, the
  * payload and the pad — as scapy.contrib.roce computes it.  Table-driven,
- * byte at a time on the host.  The GPU splits each packet's bytes across
- * the 32 lanes of a warp: each lane takes the CRC of its slice, moves it to
- * its place by multiplying with x^(8 * bytes after the slice) mod P (the
- * GF(2) shift behind crc32_combine), and the warp XORs the shares
- * (gi_rocev2_icrc_lanes).  `icrc: ignore` where the NIC already checked it.
+ * byte at a time on the host; the GPU verifies with slice-by-8 tables in
+ * shared memory, eight bytes per step, a thread per packet
+ * (gi_rocev2_icrc_t8): ~2 instructions a byte and no cross-lane work, which
+ * beats splitting a packet over a warp once the lanes' shares must be
+ * shifted into place (a GF(2) multiply each).  `icrc: ignore` where the NIC
+ * already checked it.
  */
 #ifndef GI_FMT_ROCEV2_H
 #define GI_FMT_ROCEV2_H
@@ -249,50 +250,32 @@ GI_HD static inline uint32_t gi_crc32_span(uint32_t c, const uint8_t *pkt, uint3
 	return c;
 }
 
-/* The same with an explicit table (the GPU keeps a copy in shared memory:
- * lanes index it divergently, which constant memory would serialise). */
-GI_HD static inline uint32_t gi_crc32_span_t(uint32_t c, const uint32_t *tab, const uint8_t *pkt, uint32_t hdr_len,
-					     const uint8_t *seg1, uint32_t off, uint32_t n)
+/*
+ * Slice-by-8: t8[k][i] is the CRC register after byte i and k zero bytes,
+ * t8[0] the plain table.  Worker w of nw fills rows 1..7 from row 0, one row
+ * after the other (the caller puts a barrier between rows: row k reads row
+ * k - 1 whole).  Call with row = 1..7 in order.
+ */
+GI_HD static inline void gi_crc32_t8_row(uint32_t *t8, uint32_t row, uint32_t w, uint32_t nw)
 {
-	for (; n && off < hdr_len; n--, off++)
-		c = tab[(c ^ pkt[off]) & 0xffu] ^ (c >> 8);
-	if (n) {
-		const uint8_t *p = seg1 + (off - hdr_len);
-		for (uint32_t i = 0; i < n; i++)
-			c = tab[(c ^ p[i]) & 0xffu] ^ (c >> 8);
+	for (uint32_t i = w; i < 256; i += nw) {
+		uint32_t c = t8[(row - 1) * 256 + i];
+		t8[row * 256 + i] = (c >> 8) ^ t8[c & 0xffu];
 	}
+}
+
+/* Continue a CRC over n contiguous bytes at p, eight at a time. */
+GI_HD static inline uint32_t gi_crc32_run8(uint32_t c, const uint32_t *t8, const uint8_t *p, uint32_t n)
+{
+	for (; n >= 8; n -= 8, p += 8) {
+		/* byte loads: a payload starts at any alignment, and a GPU faults on unaligned words */
+		c ^= (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+		c = t8[7 * 256 + (c & 0xffu)] ^ t8[6 * 256 + ((c >> 8) & 0xffu)] ^ t8[5 * 256 + ((c >> 16) & 0xffu)] ^
+		    t8[4 * 256 + (c >> 24)] ^ t8[3 * 256 + p[4]] ^ t8[2 * 256 + p[5]] ^ t8[256 + p[6]] ^ t8[p[7]];
+	}
+	for (; n; n--, p++)
+		c = t8[(c ^ *p) & 0xffu] ^ (c >> 8);
 	return c;
-}
-
-/* a * b mod P in the reflected representation (bit 31 is x^0). */
-GI_HD static inline uint32_t gi_crc32_mulmod(uint32_t a, uint32_t b)
-{
-	uint32_t p = 0;
-	for (int i = 0; i < 32; i++) {
-		if (a & (0x80000000u >> i))
-			p ^= b;
-		b = (b >> 1) ^ ((b & 1u) ? 0xedb88320u : 0u);
-	}
-	return p;
-}
-
-/* x^(8 * 2^k) mod P, k = 0..15 (tests/unit/test_rocev2.c checks them by squaring) */
-#define GI_CRC32_X8_POW2 \
-	{ 0x00800000u, 0x00008000u, 0xedb88320u, 0xb1e6b092u, 0xa06a2517u, 0xed627daeu, 0x88d14467u, 0xd7bbfe6au, \
-	  0xec447f11u, 0x8e7ea170u, 0x6427800eu, 0x4d47bae0u, 0x09fe548fu, 0x83852d0fu, 0x30362f1au, 0x7b5a9cc3u }
-
-/* The CRC register `c` after n more zero bytes: c * x^(8n) mod P (n < 65536). */
-GI_HD static inline uint32_t gi_crc32_shift(uint32_t c, uint32_t n)
-{
-	const uint32_t x8[16] = GI_CRC32_X8_POW2;
-	uint32_t p = 0x80000000u;
-
-	if (n == 0)
-		return c;
-	for (int k = 0; k < 16; k++)
-		if (n >> k & 1u)
-			p = gi_crc32_mulmod(p, x8[k]);
-	return gi_crc32_mulmod(c, p);
 }
 
 /*
@@ -321,46 +304,36 @@ GI_HD static inline uint32_t gi_rocev2_icrc(const uint8_t *pkt, uint32_t hdr_len
 }
 
 /*
- * Lane `lane` of `nlanes`'s share of the ICRC: ~(XOR of every lane's share)
- * is gi_rocev2_icrc().  The ICRC's input M (8 x 0xFF, the masked
- * IPv4/UDP/BTH headers, the rest of the UDP payload up to the ICRC) is cut
- * into nlanes contiguous slices; a lane's share is the CRC of its slice
- * from a zero register, shifted past the bytes after it, and lane 0 adds
- * the all-ones initial register shifted past all of M.  With one lane it
- * is the byte loop, inverted.  `tab`: the CRC-32 table, where the caller
- * keeps it.
+ * gi_rocev2_icrc() with slice-by-8 tables `t8` (gi_crc32_t8_row): the
+ * masked headers byte by byte, the payload eight bytes at a time, across
+ * the two segments of a split packet.
  */
-GI_HD static inline uint32_t gi_rocev2_icrc_lanes(const uint8_t *pkt, uint32_t hdr_len, const uint8_t *seg1,
-						  uint32_t l3_off, uint32_t udp_len, uint32_t lane, uint32_t nlanes,
-						  const uint32_t *tab)
+GI_HD static inline uint32_t gi_rocev2_icrc_t8(const uint8_t *pkt, uint32_t hdr_len, const uint8_t *seg1,
+					       uint32_t l3_off, uint32_t udp_len, const uint32_t *t8)
 {
-	if (nlanes == 1)
-		return ~gi_rocev2_icrc(pkt, hdr_len, seg1, l3_off, udp_len);
-
 	const uint8_t *ip = pkt + l3_off;
 	uint32_t ihl = (uint32_t)(ip[0] & 0x0f) * 4;
 	uint32_t masked = ihl + 8 + GI_ROCEV2_BTH_LEN;
-	uint32_t rest = udp_len - 8 - GI_ROCEV2_BTH_LEN - GI_ROCEV2_ICRC_LEN;
-	uint32_t total = 8 + masked + rest;
-	uint32_t chunk = (total + nlanes - 1) / nlanes;
-	uint32_t lo = GI_MIN(total, lane * chunk), hi = GI_MIN(total, lo + chunk), j = lo;
-	uint32_t c = 0;
+	uint32_t off = l3_off + masked, n = udp_len - 8 - GI_ROCEV2_BTH_LEN - GI_ROCEV2_ICRC_LEN;
+	uint32_t c = 0xffffffffu;
 
-	for (; j < hi && j < 8; j++)
-		c = tab[(c ^ 0xffu) & 0xffu] ^ (c >> 8);
-	for (; j < hi && j < 8 + masked; j++) {
-		uint32_t i = j - 8;
+	for (int i = 0; i < 8; i++)
+		c = t8[(c ^ 0xffu) & 0xffu] ^ (c >> 8);
+	for (uint32_t i = 0; i < masked; i++) {
 		uint8_t b = ip[i];
 		if (i == 1 || i == 8 || i == 10 || i == 11 || i == ihl + 6 || i == ihl + 7 || i == ihl + 8 + 4)
 			b = 0xff; /* TOS, TTL, IPv4 checksum, UDP checksum, BTH resv8 (FECN/BECN) */
-		c = tab[(c ^ b) & 0xffu] ^ (c >> 8);
+		c = t8[(c ^ b) & 0xffu] ^ (c >> 8);
 	}
-	if (j < hi)
-		c = gi_crc32_span_t(c, tab, pkt, hdr_len, seg1, l3_off + masked + (j - 8 - masked), hi - j);
-	c = gi_crc32_shift(c, total - hi);
-	if (lane == 0)
-		c ^= gi_crc32_shift(0xffffffffu, total);
-	return c;
+	if (off < hdr_len) {
+		uint32_t k = GI_MIN(n, hdr_len - off);
+		c = gi_crc32_run8(c, t8, pkt + off, k);
+		off += k;
+		n -= k;
+	}
+	if (n)
+		c = gi_crc32_run8(c, t8, seg1 + (off - hdr_len), n);
+	return ~c;
 }
 
 /* The ICRC the packet carries: its last 4 bytes, least-significant first. */

@@ -7,8 +7,8 @@
  * the only shared writes are the batch's drop counters (atomic adds).
  *
  * gi_phase_icrc() (1b, GPU): rocev2 ICRCs that phase 1 left pending, one
- * warp per packet, each lane a slice of the bytes (fmt_rocev2.h).  A bad
- * ICRC overrides any other reason the parser found, as in the serial
+ * worker per packet, slice-by-8 tables in shared memory (fmt_rocev2.h).
+ * A bad ICRC overrides any other reason the parser found, as in the serial
  * order (length, ICRC, opcode, headers).  The host verifies in phase 1.
  */
 #ifndef GI_PHASE_PARSE_H
@@ -47,52 +47,28 @@ GI_HD static inline void gi_phase_parse(const struct gi_exec_ctx *ctx, uint32_t 
 	}
 }
 
-/*
- * XOR of `v` over the nlanes lanes of a warp, in every lane: a shuffle
- * butterfly on the GPU (the whole warp calls it); one lane on the host.
- */
-GI_HD static inline uint32_t gi_warp_xor(uint32_t v, uint32_t nlanes)
-{
-#if defined(__CUDA_ARCH__)
-	for (uint32_t m = nlanes / 2; m; m >>= 1)
-		v ^= __shfl_xor_sync(0xffffffffu, v, (int)m);
-#else
-	(void)nlanes;
-#endif
-	return v;
-}
-
-/*
- * Warp `warp` of `nwarps`, lane `lane` of `nlanes` (a whole warp calls it
- * together): every record with a pending ICRC.  `tab`: the CRC-32 table
- * where this worker keeps it.
- */
+/* Worker w of nw: every record with a pending ICRC.  `t8`: slice-by-8 tables. */
 GI_HD static inline void gi_phase_icrc(const struct gi_batch_slot *slot, uint32_t max_pkts, uint32_t split,
-				       struct gi_batch_hdr *h, uint32_t warp, uint32_t nwarps, uint32_t lane,
-				       uint32_t nlanes, const uint32_t *tab)
+				       struct gi_batch_hdr *h, uint32_t w, uint32_t nw, const uint32_t *t8)
 {
 	struct gi_rec *rec = gi_batch_recs(h);
 
-	for (uint32_t i = warp; i < h->n; i += nwarps) {
+	for (uint32_t i = w; i < h->n; i += nw) {
 		struct gi_rec *r = &rec[i];
-		if (!r->pi.icrc_pending) /* the same record for every lane: uniform */
+		if (!r->pi.icrc_pending)
 			continue;
 		struct gi_pkt_desc d;
 		struct gi_l4 l4;
 		gi_slot_pkt(slot, max_pkts, split, i, &d);
 		(void)gi_parse_l4(d.pkt, d.len, d.hdr_len, &l4); /* phase 1 found it well-formed */
-		uint32_t share = gi_rocev2_icrc_lanes(d.pkt, d.hdr_len, d.seg1, l4.l3_off, l4.payload_len + 8, lane, nlanes,
-						      tab);
-		share = gi_warp_xor(share, nlanes);
-		if (lane == 0) {
-			if (~share != gi_rocev2_icrc_carried(d.pkt, d.hdr_len, d.seg1, &l4)) {
-				r->state = GI_REC_DONE;
-				r->reason = GI_DROP_ROCEV2_ICRC;
-			}
-			r->pi.icrc_pending = 0;
-			if (r->state == GI_REC_DONE)
-				GI_ATOMIC_ADD_U32(&h->drops[r->reason], 1);
+		if (gi_rocev2_icrc_t8(d.pkt, d.hdr_len, d.seg1, l4.l3_off, l4.payload_len + 8, t8) !=
+		    gi_rocev2_icrc_carried(d.pkt, d.hdr_len, d.seg1, &l4)) {
+			r->state = GI_REC_DONE;
+			r->reason = GI_DROP_ROCEV2_ICRC;
 		}
+		r->pi.icrc_pending = 0;
+		if (r->state == GI_REC_DONE)
+			GI_ATOMIC_ADD_U32(&h->drops[r->reason], 1);
 	}
 }
 

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "rx.h"
 #include "rxdesc.h"
+#include "tsan.h"
 
 int gi_rxq_init(struct gi_rxq *q, uint16_t port_id, uint16_t port_index, uint16_t queue,
 		struct gi_batch_ring *ring, uint32_t timeout_us, int64_t exec_delta)
@@ -181,9 +182,10 @@ int gi_rx_lcore_main(void *arg)
 	struct gi_idle idle;
 	uint64_t tsc_hz = rte_get_tsc_hz();
 
+	GI_TSAN_ACQUIRE(lc); /* what the main thread set up before rte_eal_remote_launch() */
 	gi_idle_init(&idle, lc->idle);
 
-	while (!*lc->quit) {
+	while (!__atomic_load_n(lc->quit, __ATOMIC_ACQUIRE)) {
 		uint32_t got = 0, open = 0;
 		for (uint32_t i = 0; i < lc->n_queues; i++) {
 			got += rxq_poll(lc->queues[i]);
@@ -209,5 +211,6 @@ int gi_rx_lcore_main(void *arg)
 	uint64_t deadline = gi_now_ns() + lc->drain_timeout_ns;
 	for (uint32_t i = 0; i < lc->n_queues; i++)
 		rxq_drain(lc->queues[i], lc->exec, deadline);
+	GI_TSAN_RELEASE(lc); /* to the main thread's rte_eal_mp_wait_lcore() */
 	return 0;
 }

@@ -79,7 +79,7 @@ struct gi_rx_lcore {
 	uint32_t n_queues;
 	struct gi_rxq *queues[GI_RX_MAX_QUEUES_PER_LCORE];
 	enum gi_idle_policy idle;
-	const volatile int *quit;  /* set by the main thread */
+	const int *quit;           /* set by the main thread (release), read with an acquire load */
 	uint64_t drain_timeout_ns; /* at quit: how long to wait for the executor */
 	struct gi_exec_worker *exec; /* executor.mode inline: the worker this lcore runs, else NULL */
 	uint64_t idle_polls;       /* loop iterations where every queue was empty */

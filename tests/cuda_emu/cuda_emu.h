@@ -259,6 +259,17 @@ static inline unsigned __reduce_or_sync(unsigned mask, unsigned v)
 	return r;
 }
 
+static inline unsigned __reduce_xor_sync(unsigned mask, unsigned v)
+{
+	uint64_t out[32];
+	unsigned r = 0;
+	gi_emu_collect(mask, v, out);
+	for (unsigned l = 0; l < 32; l++)
+		if (mask >> l & 1u)
+			r ^= (unsigned)out[l];
+	return r;
+}
+
 static inline unsigned __reduce_max_sync(unsigned mask, unsigned v)
 {
 	uint64_t out[32];

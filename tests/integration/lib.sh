@@ -35,7 +35,8 @@ trap cleanup EXIT
 # write_config FILE DEVICE STREAMS... ; STREAMS are "name:udp:packets:payload[:window]"
 # GI_BACKEND (host), GI_EXEC_MODE (auto), GI_THREADS_PER_RING (256) and
 # GI_POOL_KIND (host) select the GPU path: tests/gpu/run_on_gpu.sh on a GPU,
-# the cuda_emu suite on CPU threads.
+# the cuda_emu suite on CPU threads; GI_BATCH_TIMEOUT_US (200) makes fewer,
+# fuller batches for a slower executor.
 write_config() {
   local file=$1 device=$2; shift 2
   {
@@ -66,7 +67,7 @@ ports:
       - lcore: 1
         mempool: pool0
         ring_slots: 256
-        batch: {max_packets: 32, timeout_us: 200}
+        batch: {max_packets: 32, timeout_us: ${GI_BATCH_TIMEOUT_US:-200}}
 stats:
   unix: $T/metrics.sock
   listen: "${GI_LISTEN:-}"
@@ -150,7 +151,23 @@ metrics_unix() { curl -sS --max-time 5 --unix-socket "$T/metrics.sock" "http://l
 # returns once its socket exists.  JSON in $T/sim.json, PID in $SIM_PID.
 start_sim() {
   rm -f "$SOCK"
-  "$SIM" --port "memif:$SOCK" --eal "--file-prefix $TAG-s" "$@" >"$T/sim.json" 2>"$T/sim.log" &
+  # GI_SIM_RATE_MAX (the test) and GI_SIM_RATE_CAP (a sanitizer build): a
+  # slower executor (the CUDA emulation runs a kernel's threads as OS
+  # threads) gets traffic it can take without ring_full drops
+  local args=() a prev="" cap=${GI_SIM_RATE_MAX:-}
+  if [ -n "${GI_SIM_RATE_CAP:-}" ] && { [ -z "$cap" ] || [ "$GI_SIM_RATE_CAP" -lt "$cap" ]; }; then
+    cap=$GI_SIM_RATE_CAP
+  fi
+  for a in "$@"; do
+    if [ "$prev" = "--rate" ] && [ -n "$cap" ] && { [ "$a" -eq 0 ] || [ "$a" -gt "$cap" ]; }; then
+      a=$cap
+    fi
+    args+=("$a")
+    prev=$a
+  done
+  # a ThreadSanitizer build checks the daemon; the simulator is its test peer
+  TSAN_OPTIONS=${GI_SIM_TSAN_OPTIONS:-${TSAN_OPTIONS:-}} \
+    "$SIM" --port "memif:$SOCK" --eal "--file-prefix $TAG-s" "${args[@]}" >"$T/sim.json" 2>"$T/sim.log" &
   SIM_PID=$!
   PIDS+=("$SIM_PID")
   wait_socket "$SOCK" "$SIM_PID" "$T/sim.log" "the simulator"

@@ -71,6 +71,7 @@ struct exec_fixture {
 	void *priv;                   /* the test's own per-fixture data, freed with the fixture */
 	struct exec_fixture *twin;    /* the same batches through the phased executor (exf_new only) */
 	struct gi_batch_hdr *twin_scratch;
+	uint32_t twin_stalls;         /* phased batches that took more than one round */
 };
 
 /* Stream s takes UDP port `port` on port 0 (one stream per UDP port). */
@@ -237,6 +238,7 @@ static inline void flush_batch(struct exec_fixture *f)
 		exf_twin_config(f);
 		gi_exec_slot_phased(&f->twin->ctx, &f->twin->ctr, GI_GROUP_ANY, s, f->conf.maxb, f->conf.split ? 1 : 0,
 				    f->now, f->twin_scratch);
+		f->twin_stalls += f->twin_scratch->round > 1;
 		exf_twin_check(f, "a batch");
 	}
 	f->fed += f->n;

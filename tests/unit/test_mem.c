@@ -304,9 +304,17 @@ static void test_cuda_stub_library(void **state)
 
 /* ---- host memory ---------------------------------------------------------- */
 
-/* Bytes mapped in this process: what a leaked mmap would show in. */
+/*
+ * Bytes mapped in this process: what a leaked mmap would show in.  Under
+ * ThreadSanitizer its shadow mappings come and go with ours: the count is
+ * meaningless there, so it reads as 0 and the comparisons hold trivially
+ * (the leak is then ASan's and valgrind's to find).
+ */
 static size_t mapped_bytes(void)
 {
+	const char *san = getenv("GI_SANITIZE");
+	if (san && strstr(san, "thread"))
+		return 0;
 	FILE *f = fopen("/proc/self/maps", "r");
 	unsigned long lo, hi;
 	size_t total = 0;

@@ -19,6 +19,7 @@
 #include "exec_fixture.h"
 #include "kernels/executor.h"
 #include "kernels/fmt_rocev2.h"
+#include "fmtpkt.h"
 
 #define PKT_MAX 2048
 #define PPF 8
@@ -29,83 +30,6 @@
 #define QP0 0x001234u
 
 static const char *corpus_path;
-
-/* ---- a packet builder of our own (the ICRC from gi_rocev2_icrc; scapy checks that) ---- */
-
-struct rp {
-	uint8_t opcode;
-	uint32_t qp;
-	uint32_t psn;
-	uint32_t plen;    /* payload without pad */
-	uint64_t va;      /* RETH */
-	uint32_t dma_len; /* RETH, 0: plen */
-	uint8_t tver;
-	int pad;          /* -1: what plen needs */
-	int vlan;
-	uint64_t seed;    /* payload pattern */
-	uint64_t off;
-	int bad_icrc;
-};
-
-static uint32_t build(uint8_t *b, const struct rp *p)
-{
-	uint32_t fl = gi_rocev2_opcode_flags(p->opcode);
-	uint32_t l2 = 14 + (p->vlan ? 4u : 0u);
-	uint32_t pad = p->pad >= 0 ? (uint32_t)p->pad : (4 - p->plen % 4) % 4;
-	/* refused opcodes: lay them out as if they had no extension header */
-	uint32_t hlen = GI_ROCEV2_BTH_LEN + gi_rocev2_ext_len(fl);
-	uint32_t ulen = 8 + hlen + p->plen + pad + GI_ROCEV2_ICRC_LEN;
-	uint8_t *ip = b + l2, *udp = ip + 20, *u = udp + 8;
-
-	memset(b, 0, l2 + 20 + ulen);
-	memcpy(b, "\x02\0\0\0\0\x02\x02\0\0\0\0\x01", 12);
-	if (p->vlan) {
-		gi_put_be16(b + 12, GI_ETHERTYPE_VLAN);
-		gi_put_be16(b + 14, 7);
-	}
-	gi_put_be16(b + l2 - 2, GI_ETHERTYPE_IPV4);
-	ip[0] = 0x45;
-	ip[1] = 0x02; /* ECN capable: masked */
-	gi_put_be16(ip + 2, (uint16_t)(20 + ulen));
-	gi_put_be16(ip + 6, 0x4000);
-	ip[8] = 64;
-	ip[9] = GI_IPPROTO_UDP;
-	gi_put_be16(ip + 10, 0xbeef); /* masked: the ICRC does not care */
-	gi_put_be32(ip + 12, 0x0a000001);
-	gi_put_be32(ip + 16, 0x0a000002);
-	gi_put_be16(udp, 49152);
-	gi_put_be16(udp + 2, GI_ROCEV2_UDP_PORT);
-	gi_put_be16(udp + 4, (uint16_t)ulen);
-	u[0] = p->opcode;
-	u[1] = (uint8_t)((pad << 4) | p->tver);
-	gi_put_be16(u + 2, 0xffff);
-	u[5] = (uint8_t)(p->qp >> 16);
-	gi_put_be16(u + 6, (uint16_t)p->qp);
-	u[9] = (uint8_t)(p->psn >> 16);
-	gi_put_be16(u + 10, (uint16_t)p->psn);
-	uint8_t *x = u + GI_ROCEV2_BTH_LEN;
-	if (fl & GI_ROCEV2_F_DETH) {
-		gi_put_be32(x, 0x11111111);
-		gi_put_be32(x + 4, 0x42);
-		x += GI_ROCEV2_DETH_LEN;
-	}
-	if (fl & GI_ROCEV2_F_RETH) {
-		gi_put_be64(x, p->va);
-		gi_put_be32(x + 8, 0x1234);
-		gi_put_be32(x + 12, p->dma_len ? p->dma_len : p->plen);
-		x += GI_ROCEV2_RETH_LEN;
-	}
-	if (fl & GI_ROCEV2_F_IMM) {
-		gi_put_be32(x, 0xfeedf00d);
-		x += GI_ROCEV2_IMM_LEN;
-	}
-	gi_pattern_fill(x, p->seed, p->off, p->plen);
-	uint32_t len = l2 + 20 + ulen;
-	uint32_t icrc = gi_rocev2_icrc(b, len, NULL, l2, ulen) ^ (p->bad_icrc ? 1u : 0u);
-	for (int i = 0; i < 4; i++)
-		b[len - 4 + i] = (uint8_t)(icrc >> (8 * i));
-	return len;
-}
 
 static struct gi_format_params params(uint32_t qp, uint64_t base_va, uint32_t icrc, uint32_t close_on)
 {
@@ -144,7 +68,7 @@ static void test_accepted_opcodes(void **state)
 			uint32_t fl = gi_rocev2_opcode_flags(op);
 			struct rp p = { .opcode = op, .qp = QP0, .psn = 77, .plen = 61, .va = 0x10000,
 					.dma_len = (fl & GI_ROCEV2_F_LAST) ? 0 : 61 * 4, .pad = -1, .vlan = (int)(i & 1) };
-			uint32_t len = build(b, &p);
+			uint32_t len = rp_build(b, &p);
 			struct gi_pkt_info pi;
 			assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 61, &pi), 0);
 			uint32_t hlen = GI_ROCEV2_BTH_LEN + (tr == GI_ROCEV2_UD ? 8u : 0u) +
@@ -175,7 +99,7 @@ static void test_refused_opcodes(void **state)
 
 	for (size_t i = 0; i < sizeof(ops); i++) {
 		struct rp p = { .opcode = ops[i], .qp = QP0, .psn = 1, .plen = 16, .pad = -1 };
-		uint32_t len = build(b, &p);
+		uint32_t len = rp_build(b, &p);
 		struct gi_pkt_info pi;
 		assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 16, &pi), GI_DROP_ROCEV2_OPCODE);
 	}
@@ -190,49 +114,49 @@ static void test_malformed(void **state)
 	uint32_t len;
 
 	struct rp p = { .opcode = GI_ROCEV2_RC | GI_ROCEV2_WRITE_ONLY, .qp = QP0, .plen = 64, .va = 0x1000, .pad = -1 };
-	len = build(b, &p);
+	len = rp_build(b, &p);
 	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 64, &pi), 0);
 
 	struct rp q = p;
 	q.tver = 1;
-	len = build(b, &q);
+	len = rp_build(b, &q);
 	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 64, &pi), GI_DROP_MALFORMED_VERSION);
 	q = p;
 	q.pad = 1; /* 64 + 1 is not a whole number of words */
-	len = build(b, &q);
+	len = rp_build(b, &q);
 	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 64, &pi), GI_DROP_MALFORMED_LENGTH);
 	q = p;
 	q.plen = 2;
 	q.pad = 2; /* 2 + 2: fine */
-	len = build(b, &q);
+	len = rp_build(b, &q);
 	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 2, &pi), 0);
 	assert_int_equal(pi.payload_len, 2);
 	q.plen = 0;
 	q.pad = 3; /* pad larger than what follows the headers (0 + 3 is not a word either) */
-	len = build(b, &q);
+	len = rp_build(b, &q);
 	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 0, &pi), GI_DROP_MALFORMED_LENGTH);
 	q = p;
 	q.dma_len = 65; /* ONLY: the DMA length is the payload */
-	len = build(b, &q);
+	len = rp_build(b, &q);
 	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 64, &pi), GI_DROP_MALFORMED_LENGTH);
 	q = p;
 	q.opcode = GI_ROCEV2_RC | GI_ROCEV2_WRITE_FIRST;
 	q.dma_len = 64; /* FIRST: more must follow */
-	len = build(b, &q);
+	len = rp_build(b, &q);
 	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 64, &pi), GI_DROP_MALFORMED_LENGTH);
 	q = p;
 	q.va = 0xfff; /* below base_va */
-	len = build(b, &q);
+	len = rp_build(b, &q);
 	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 64, &pi), GI_DROP_ROCEV2_VA);
 	q = p;
 	q.bad_icrc = 1;
-	len = build(b, &q);
+	len = rp_build(b, &q);
 	assert_int_equal(parse(&fp, b, len, len, NULL, PPF, 64, &pi), GI_DROP_ROCEV2_ICRC);
 	struct gi_format_params ign = params(QP0, 0x1000, GI_ROCEV2_ICRC_IGNORE, GI_ROCEV2_CLOSE_NONE);
 	assert_int_equal(parse(&ign, b, len, len, NULL, PPF, 64, &pi), 0);
 
 	/* truncated: the RETH does not fit; and a UDP payload shorter than BTH + ICRC */
-	len = build(b, &p);
+	len = rp_build(b, &p);
 	uint8_t *ip = b + 14, *udp = ip + 20;
 	gi_put_be16(udp + 4, 8 + 12 + 8 + 4);
 	gi_put_be16(ip + 2, 20 + 8 + 12 + 8 + 4);
@@ -257,7 +181,7 @@ static void test_close_on(void **state)
 		uint32_t fl = gi_rocev2_opcode_flags(c[i].op);
 		struct rp p = { .opcode = c[i].op, .qp = QP0, .plen = 32, .pad = -1,
 				.dma_len = (fl & GI_ROCEV2_F_LAST) ? 0 : 64 };
-		uint32_t len = build(b, &p);
+		uint32_t len = rp_build(b, &p);
 		struct gi_format_params last = params(QP0, 0, 0, GI_ROCEV2_CLOSE_LAST);
 		struct gi_format_params imm = params(QP0, 0, 0, GI_ROCEV2_CLOSE_IMM);
 		assert_int_equal(parse(&last, b, len, len, NULL, PPF, 32, &pi), 0);
@@ -423,7 +347,7 @@ static void queue_write(struct exec_fixture *f, int s, uint32_t psn0, uint64_t o
 			.dma_len = PPF * PAYLOAD, .pad = -1,
 			.seed = gi_pattern_seed((uint16_t)(QP0 + (uint32_t)s), (uint32_t)(ord / PPF)),
 			.off = (uint64_t)idx * PAYLOAD };
-	queue_raw(f, b, build(b, &p));
+	queue_raw(f, b, rp_build(b, &p));
 }
 
 static void check_frames(struct exec_fixture *f, int s, uint64_t from, uint64_t to)
@@ -475,9 +399,9 @@ static void run_wrap(uint32_t split)
 	}
 	uint8_t b[PKT_MAX];
 	struct rp other = { .opcode = GI_ROCEV2_RC | GI_ROCEV2_SEND_ONLY, .qp = QP0 + 7, .plen = PAYLOAD, .pad = -1 };
-	queue_raw(f, b, build(b, &other));
+	queue_raw(f, b, rp_build(b, &other));
 	struct rp ack = { .opcode = GI_ROCEV2_ACK, .qp = QP0, .plen = 4, .pad = -1 };
-	queue_raw(f, b, build(b, &ack));
+	queue_raw(f, b, rp_build(b, &ack));
 	flush_batch(f);
 	for (int s = 0; s < 2; s++)
 		exf_flush(f, s, f->now);

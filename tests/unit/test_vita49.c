@@ -17,6 +17,7 @@
 #include "exec_fixture.h"
 #include "kernels/executor.h"
 #include "kernels/fmt_vita49.h"
+#include "fmtpkt.h"
 
 #define PPF 8
 #define PAYLOAD 64 /* 16 words */
@@ -28,45 +29,6 @@
 #define STEP_PS 1000000ull /* 1 us per packet */
 
 /* ---- packets ------------------------------------------------------------ */
-
-static uint16_t ip_csum(const uint8_t *p, size_t len)
-{
-	uint32_t s = 0;
-	for (size_t i = 0; i + 1 < len; i += 2)
-		s += (uint32_t)(p[i] << 8 | p[i + 1]);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
-/* Ethernet/IPv4/UDP around a UDP payload of `ulen` bytes already at buf + 42. */
-static uint32_t wrap_l2(uint8_t *buf, uint16_t udp_dst, uint32_t ulen)
-{
-	memcpy(buf, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00", 14);
-	uint8_t *ip = buf + 14, *udp = ip + 20;
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	gi_put_be16(ip + 2, (uint16_t)(20 + 8 + ulen));
-	ip[8] = 64;
-	ip[9] = 17;
-	gi_put_be32(ip + 12, 0x0a000001);
-	gi_put_be32(ip + 16, 0x0a000002);
-	gi_put_be16(ip + 10, ip_csum(ip, 20));
-	gi_put_be16(udp, 4000);
-	gi_put_be16(udp + 2, udp_dst);
-	gi_put_be16(udp + 4, (uint16_t)(8 + ulen));
-	gi_put_be16(udp + 6, 0);
-	return 42 + ulen;
-}
-
-/* A VRT data packet at `u`: prologue, pattern payload of (sid, frame) at index, trailer. */
-static uint32_t vrt_data(uint8_t *u, const struct gi_vita49_hdr *h, uint32_t payload, uint64_t frame, uint32_t index)
-{
-	uint32_t pro = gi_vita49_write(u, h, payload / 4);
-	gi_pattern_fill(u + pro, gi_pattern_seed((uint16_t)h->stream_id, (uint32_t)frame), (uint64_t)index * payload,
-			payload);
-	return pro + payload + (h->trailer ? 4u : 0u);
-}
 
 /* ---- parser ------------------------------------------------------------- */
 
@@ -100,7 +62,7 @@ static void test_every_shape(void **state)
 							.tsf = tsf == GI_VITA49_TSF_REAL_PS ? 123456789012ull : 0x0102030405060708ull,
 							.trailer = (uint8_t)tr, .trailer_word = 0xffffffffu,
 						};
-						uint32_t len = vrt_data(u, &h, PAYLOAD, 0, 0);
+						uint32_t len = fp_vrt_data(u, &h, PAYLOAD, 0, 0);
 						uint32_t pro = 4 * (1 + type + 2 * cid + (tsi ? 1 : 0) + (tsf ? 2 : 0));
 						assert_int_equal(len, pro + PAYLOAD + 4 * tr);
 						struct gi_pkt_info pi;
@@ -155,7 +117,7 @@ static void test_context_and_corrupt(void **state)
 	uint8_t u[PKT_MAX];
 	struct gi_pkt_info pi;
 	struct gi_vita49_hdr h = { .type = 1, .stream_id = 7, .tsi_kind = 1, .tsf_kind = 2, .trailer = 1 };
-	uint32_t len = vrt_data(u, &h, PAYLOAD, 0, 0);
+	uint32_t len = fp_vrt_data(u, &h, PAYLOAD, 0, 0);
 
 	/* context, extension data and command packets: counted, not placed */
 	for (uint32_t t = 2; t <= 7; t++) {
@@ -194,7 +156,7 @@ static void test_context_and_corrupt(void **state)
 	/* the timestamp rule needs a fractional timestamp */
 	struct gi_format_params fts = params(STEP_PS, -1);
 	struct gi_vita49_hdr h0 = { .type = 1, .stream_id = 7, .tsi_kind = 1 };
-	len = vrt_data(c, &h0, PAYLOAD, 0, 0);
+	len = fp_vrt_data(c, &h0, PAYLOAD, 0, 0);
 	assert_int_equal(gi_fmt_vita49_parse(&fts, c, len, len, &pi), GI_DROP_MALFORMED_GEOMETRY);
 }
 
@@ -203,14 +165,14 @@ static void test_match(void **state)
 	(void)state;
 	uint8_t u[PKT_MAX];
 	struct gi_vita49_hdr h1 = { .type = 1, .stream_id = 0x100 }, h0 = { .type = 0 };
-	uint32_t l1 = vrt_data(u, &h1, 8, 0, 0);
+	uint32_t l1 = fp_vrt_data(u, &h1, 8, 0, 0);
 	struct gi_format_params any = params(0, -1), s100 = params(0, 0x100), s101 = params(0, 0x101);
 
 	assert_int_equal(gi_fmt_vita49_match(&any, u, l1), 1);
 	assert_int_equal(gi_fmt_vita49_match(&s100, u, l1), 1);
 	assert_int_equal(gi_fmt_vita49_match(&s101, u, l1), 0);
 	assert_int_equal(gi_fmt_vita49_match(&s100, u, 7), 0); /* stream id not there */
-	uint32_t l0 = vrt_data(u, &h0, 8, 0, 0);
+	uint32_t l0 = fp_vrt_data(u, &h0, 8, 0, 0);
 	assert_int_equal(gi_fmt_vita49_match(&any, u, l0), 1); /* type 0: only a stream without stream_id */
 	assert_int_equal(gi_fmt_vita49_match(&s100, u, l0), 0);
 }
@@ -268,8 +230,8 @@ static void queue_data(struct exec_fixture *f, int s, uint64_t k)
 		.trailer = 1,
 	};
 	uint8_t *b = next_pkt(f);
-	uint32_t ulen = vrt_data(b + 42, &h, PAYLOAD, k / PPF, (uint32_t)(k % PPF));
-	queue_len(f, wrap_l2(b, PORT, ulen));
+	uint32_t ulen = fp_vrt_data(b + 42, &h, PAYLOAD, k / PPF, (uint32_t)(k % PPF));
+	queue_len(f, fp_wrap_udp(b, PORT, ulen));
 }
 
 static void queue_context(struct exec_fixture *f, int s)
@@ -278,7 +240,7 @@ static void queue_context(struct exec_fixture *f, int s)
 	uint8_t *b = next_pkt(f);
 	uint32_t pro = gi_vita49_write(b + 42, &h, 1);
 	gi_put_be32(b + 42 + pro, 0); /* CIF0: no fields */
-	queue_len(f, wrap_l2(b, PORT, pro + 4));
+	queue_len(f, fp_wrap_udp(b, PORT, pro + 4));
 }
 
 /* Every frame published byte-exact against the pattern of (stream ID, derived frame). */
@@ -325,7 +287,7 @@ static void test_two_streams_and_context(void **state)
 	/* a packet with a stream ID nobody configured */
 	struct gi_vita49_hdr h = { .type = 1, .stream_id = 0x999 };
 	uint8_t *b = next_pkt(f);
-	queue_len(f, wrap_l2(b, PORT, vrt_data(b + 42, &h, PAYLOAD, 0, 0)));
+	queue_len(f, fp_wrap_udp(b, PORT, fp_vrt_data(b + 42, &h, PAYLOAD, 0, 0)));
 	flush_batch(f);
 	assert_int_equal(f->ctr.drops[GI_DROP_NO_STREAM], 1);
 }
@@ -408,7 +370,7 @@ static void test_timestamp_rule_second_boundary(void **state)
 		struct gi_vita49_hdr h = { .type = 1, .stream_id = 1, .tsi_kind = 2, .tsf_kind = 2,
 					   .tsi = (uint32_t)(4000000000u + (uint64_t)(t / GI_VITA49_PS_PER_S)),
 					   .tsf = (uint64_t)(t % GI_VITA49_PS_PER_S) };
-		uint32_t len = vrt_data(u, &h, 8, 0, 0);
+		uint32_t len = fp_vrt_data(u, &h, 8, 0, 0);
 		assert_int_equal(gi_fmt_vita49_parse(&fp, u, len, len, &pi), 0);
 		if (k)
 			assert_true(pi.seq - prev == 1);

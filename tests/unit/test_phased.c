@@ -1,0 +1,475 @@
+/*
+ * test_phased.c — the phased executor against the serial reference path,
+ * on traffic built to reach every decision the serial path makes.
+ *
+ *  - Random traffic: four streams of three formats (udp_seq with sender
+ *    frame numbers, vita49 with its 4-bit count, rocev2 placed by PSN with
+ *    VA checks and frames ended by WRITE with immediate, udp_seq restarting
+ *    mid-way) with loss, duplicates (both copies often in one batch),
+ *    reordering, late packets, sender restarts, truncated packets, random
+ *    batch sizes — and frame rings only one slot larger than the reorder
+ *    window, so that batches span the whole ring and phase 2 must stall and
+ *    take more rounds.  The fixture (exec_fixture.h) runs every batch
+ *    through both paths and compares every frame ring byte and counter.
+ *  - The host executor with two worker threads on two rings (two ring
+ *    groups), fed by a producer thread, against the serial path (under
+ *    ThreadSanitizer this is the workers' isolation check).
+ *  - Mode inline refusing a ring group split across rx lcores.
+ *  - The divide-free arithmetic (gi_div) and the slice-by-8 ICRC against
+ *    their plain forms.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "exec_fixture.h"
+#include "fmtpkt.h"
+#include "kernels/executor.h"
+
+#define PPF 4
+#define PAYLOAD 64
+#define WINDOW 3
+#define SLOTS (WINDOW + 1)
+#define MAXB 64
+#define QP 0x100u
+#define ROCE_BASE 0x7f0000000000ull
+
+enum { S_SEQ = 0, S_VITA, S_ROCE, S_RESTART, N_STREAMS };
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static int chance(unsigned percent)
+{
+	return rnd() % 100 < percent;
+}
+
+static void world_stream(struct exec_fixture *f, int s)
+{
+	struct gi_stream_rt *st = &f->st[s];
+	switch (s) {
+	case S_VITA: {
+		struct gi_fmt_vita49_params vp = { .stream_id = 0x77, .has_stream_id = 1 };
+		memset(&st->fp, 0, sizeof(st->fp));
+		gi_format_params_init(&st->fp, GI_FORMAT_VITA49);
+		gi_vita49_params_store(&st->fp, &vp);
+		exf_map_port(f, s, 6001);
+		break;
+	}
+	case S_ROCE: {
+		struct gi_fmt_rocev2_params rp = { .base_va = ROCE_BASE, .dst_qp = QP, .icrc = GI_ROCEV2_ICRC_VERIFY,
+						   .close_on = GI_ROCEV2_CLOSE_IMM };
+		gi_format_params_init(&st->fp, GI_FORMAT_ROCEV2);
+		gi_fmt_rocev2_set(&st->fp, &rp);
+		exf_map_port(f, s, GI_ROCEV2_UDP_PORT);
+		break;
+	}
+	case S_RESTART:
+		st->fp.resync_frames = 64; /* a jump of more frames than this is a sender restart */
+		exf_map_port(f, s, 6003);
+		break;
+	default:
+		exf_map_port(f, s, 6000);
+		break;
+	}
+}
+
+static const struct exf_conf world = {
+	.formats = { GI_FORMAT_UDP_SEQ, GI_FORMAT_VITA49, GI_FORMAT_ROCEV2, GI_FORMAT_UDP_SEQ },
+	.format = GI_FORMAT_UDP_SEQ, .n_streams = N_STREAMS, .packets = PPF, .payload = PAYLOAD, .window = WINDOW,
+	.slots = SLOTS, .frame_timeout_ns = 0, .maxb = MAXB, .stream = world_stream,
+};
+
+/* Packet number `n` of stream s (its frame n / PPF, index n % PPF) into buf. */
+static uint32_t build_pkt(int s, uint64_t n, uint8_t *buf)
+{
+	uint32_t frame = (uint32_t)(n / PPF), idx = (uint32_t)(n % PPF);
+
+	switch (s) {
+	case S_VITA: {
+		struct gi_vita49_hdr h = { .type = GI_VITA49_IF_DATA_SID, .count = (uint32_t)(n & 15), .stream_id = 0x77,
+					   .tsi_kind = 1, .tsi = 1700000000u + frame };
+		uint32_t ulen = fp_vrt_data(buf + 42, &h, PAYLOAD, frame, idx);
+		return fp_wrap_udp(buf, 6001, ulen);
+	}
+	case S_ROCE: {
+		uint8_t op = idx == 0 ? GI_ROCEV2_UC | GI_ROCEV2_WRITE_FIRST
+			     : idx == PPF - 1 ? GI_ROCEV2_UC | GI_ROCEV2_WRITE_LAST_IMM
+					      : GI_ROCEV2_UC | GI_ROCEV2_WRITE_MIDDLE;
+		struct rp p = { .opcode = op, .qp = QP, .psn = (uint32_t)(n & 0xffffff), .plen = PAYLOAD,
+				.va = ROCE_BASE + (uint64_t)frame * PPF * PAYLOAD, .dma_len = PPF * PAYLOAD, .pad = -1,
+				.seed = gi_pattern_seed(QP & 0xffff, frame), .off = (uint64_t)idx * PAYLOAD };
+		return rp_build(buf, &p);
+	}
+	default: {
+		struct tp_opts o = { .udp_dst = (uint16_t)(s == S_SEQ ? 6000 : 6003), .vlan = -1 };
+		struct gi_udp_seq h = { .stream_id = (uint16_t)(40 + s), .packets_per_frame = PPF, .seq = (uint32_t)n,
+					.frame = frame, .pkt_index = (uint16_t)idx, .payload_len = PAYLOAD,
+					.timestamp_ns = 100 + n };
+		return tp_build(buf, &o, &h);
+	}
+	}
+}
+
+/* The wire: what each stream sends, impaired, interleaved, cut into batches. */
+static void run_random(struct exec_fixture *f, uint64_t seed, uint32_t n_pkts)
+{
+	uint64_t next[N_STREAMS] = { 0, 0, 0, 0 };
+	uint64_t held[N_STREAMS] = { 0 };    /* a packet held back for reordering, +1 */
+	uint8_t buf[TP_MAX];
+	uint32_t sent = 0, batch = 1 + (uint32_t)(rnd() % MAXB);
+
+	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+	while (sent < n_pkts) {
+		int s = (int)(rnd() % N_STREAMS);
+		uint64_t n = next[s]++;
+		if (s == S_RESTART && n == 200)
+			next[s] = n = 1000000; /* the sender restarts far away: a resync */
+		/* a stream's first packet arrives first: rocev2 frames are counted
+		 * from it (README), and a misaligned start is another test's subject */
+		if (n > 0 && chance(3))
+			continue; /* lost */
+		if (n > 0 && !held[s] && chance(4)) {
+			held[s] = n + 1; /* reordered: goes out after a later one */
+			continue;
+		}
+		uint32_t len = build_pkt(s, n, buf);
+		if (n > 0 && chance(2))
+			len = 30 + (uint32_t)(rnd() % 40); /* truncated in flight */
+		queue_raw(f, buf, len);
+		sent++;
+		if (chance(4)) { /* a duplicate, in the same batch more often than not */
+			queue_raw(f, buf, len);
+			sent++;
+		}
+		if (held[s] && chance(50)) {
+			queue_raw(f, buf, build_pkt(s, held[s] - 1, buf));
+			held[s] = 0;
+			sent++;
+		}
+		if (chance(1) && n > 8 * PPF) { /* a straggler from long ago: late */
+			queue_raw(f, buf, build_pkt(s, n - 8 * PPF, buf));
+			sent++;
+		}
+		if (f->n >= batch) {
+			flush_batch(f);
+			f->now += 1000;
+			batch = 1 + (uint32_t)(rnd() % MAXB);
+		}
+	}
+	if (f->n)
+		flush_batch(f);
+	for (int s = 0; s < N_STREAMS; s++)
+		exf_flush(f, s, f->now);
+	assert_int_equal(accounted(f), f->fed);
+}
+
+static void test_random_traffic(void **state)
+{
+	(void)state;
+	uint32_t rounds = 0;
+	for (uint64_t seed = 1; seed <= 12; seed++) {
+		struct exec_fixture *f = exf_new(&world);
+		run_random(f, seed, 3000);
+		/* everything happened that the traffic was built for */
+		assert_true(f->st[S_SEQ].c.duplicates > 0 && f->st[S_SEQ].c.late > 0 && f->st[S_SEQ].c.lost > 0);
+		assert_true(f->st[S_VITA].c.packets > 0 && f->st[S_VITA].c.reordered > 0);
+		assert_true(f->st[S_ROCE].c.packets > 0 && f->st[S_ROCE].c.frames[GI_FRAMES_COMPLETE] > 0);
+		assert_true(f->st[S_RESTART].c.resyncs >= 1); /* and back, for a packet held back across the jump */
+		assert_true(f->ctr.drops[GI_DROP_MALFORMED_IP] + f->ctr.drops[GI_DROP_NO_STREAM] > 0);
+		rounds += f->twin_stalls;
+		exf_free(f);
+	}
+	/* batches spanning the ring made phase 2 stall and take more rounds */
+	print_message("phased batches that needed more than one round: %u\n", rounds);
+	assert_true(rounds > 0);
+}
+
+/* ---- the host executor's worker threads ----------------------------------------- */
+
+#define RING_SLOTS 16
+
+struct feeder {
+	struct gi_batch_ring *ring[2];
+	uint8_t (*pkts)[TP_MAX];
+	uint32_t n;
+	uint32_t *len;
+	uint32_t *ring_of; /* which ring packet i goes to */
+};
+
+static void feed_publish(struct feeder *fd, uint32_t r, uint64_t *head, uint32_t *open)
+{
+	struct gi_batch_slot *s = gi_ring_slot(fd->ring[r], head[r]);
+	s->n_pkts = open[r];
+	s->port = (uint16_t)r;
+	s->t_publish_ns = gi_now_ns();
+	gi_ring_publish(fd->ring[r], head[r]++);
+	open[r] = 0;
+}
+
+/* The rx lcores' part: packets into batches of varying size on their ring, doorbells rung. */
+static void *feed(void *arg)
+{
+	struct feeder *fd = arg;
+	uint64_t head[2] = { 0, 0 };
+	uint32_t open[2] = { 0, 0 }, target[2] = { 5, 9 };
+
+	for (uint32_t i = 0; i < fd->n; i++) {
+		uint32_t r = fd->ring_of[i];
+		if (open[r] == 0)
+			while (!gi_ring_has_room(fd->ring[r], head[r]))
+				sched_yield();
+		struct gi_batch_slot *s = gi_ring_slot(fd->ring[r], head[r]);
+		gi_slot_addr(s)[open[r]] = (uint64_t)(uintptr_t)fd->pkts[i];
+		gi_slot_len(s, MAXB)[open[r]] = fd->len[i];
+		if (++open[r] == target[r]) {
+			feed_publish(fd, r, head, open);
+			target[r] = 1 + (i * 7919u) % MAXB;
+		}
+	}
+	for (uint32_t r = 0; r < 2; r++)
+		if (open[r])
+			feed_publish(fd, r, head, open);
+	return NULL;
+}
+
+static void test_two_worker_threads(void **state)
+{
+	(void)state;
+	/* the same two udp_seq streams on ports 0 and 1: one ring and one group each */
+	static const struct exf_conf two = { .format = GI_FORMAT_UDP_SEQ, .n_streams = 2, .packets = PPF,
+					     .payload = PAYLOAD, .window = WINDOW, .slots = 16 };
+	struct exec_fixture ref, w;
+	exf_init(&ref, &two);
+	exf_init(&w, &two);
+	for (struct exec_fixture *x = &ref; x; x = x == &ref ? &w : NULL) {
+		free(x->map);
+		x->map = malloc(2 * 65536 * sizeof(uint16_t));
+		for (uint32_t i = 0; i < 2 * 65536; i++)
+			x->map[i] = GI_STREAM_NONE;
+		x->map[0 * 65536 + 6000] = 0;
+		x->map[1 * 65536 + 6000] = 1;
+		x->ctx.map = x->map;
+		x->ctx.n_ports = 2;
+	}
+	struct feeder fd = { .n = 4000 };
+	fd.pkts = calloc(fd.n, TP_MAX);
+	fd.len = calloc(fd.n, sizeof(*fd.len));
+	fd.ring_of = calloc(fd.n, sizeof(*fd.ring_of));
+	uint64_t next[2] = { 0, 0 };
+	rng_state = 77;
+	for (uint32_t i = 0; i < fd.n; i++) {
+		uint32_t r = (uint32_t)(rnd() & 1);
+		uint64_t n = next[r]++;
+		if (chance(5))
+			n = next[r]++; /* a loss */
+		struct tp_opts o = { .udp_dst = 6000, .vlan = -1 };
+		struct gi_udp_seq h = { .stream_id = (uint16_t)(50 + r), .packets_per_frame = PPF, .seq = (uint32_t)n,
+					.frame = (uint32_t)(n / PPF), .pkt_index = (uint16_t)(n % PPF),
+					.payload_len = PAYLOAD };
+		fd.len[i] = tp_build(fd.pkts[i], &o, &h);
+		fd.ring_of[i] = r;
+	}
+	uint64_t rb = gi_ring_bytes(RING_SLOTS, MAXB, 0);
+	struct gi_batch_ring *rings[2];
+	for (int r = 0; r < 2; r++) {
+		rings[r] = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
+		memset(rings[r], 0, rb);
+		gi_ring_init(rings[r], RING_SLOTS, MAXB, 0);
+		fd.ring[r] = rings[r];
+	}
+	uint32_t r0 = 0, r1 = 1;
+	uint16_t s0 = 0, s1 = 1;
+	struct gi_exec_group groups[2] = { { 1, &r0, 1, &s0 }, { 1, &r1, 1, &s1 } };
+	struct gi_executor_conf c = { .backend = GI_BACKEND_HOST, .mode = GI_EXEC_THREADS, .threads = 2,
+				      .idle = GI_IDLE_BUSY, .cpu = -1, .n_rings = 2, .rings = rings, .n_groups = 2,
+				      .groups = groups, .ctx = &w.ctx, .tick_ns = 1000000 };
+	struct gi_executor *ex = NULL;
+	char err[256];
+	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), 0);
+	assert_int_equal(gi_executor_workers(ex), 2);
+	assert_int_equal(gi_executor_can_swap_streams(ex), 0);
+	assert_non_null(strstr(gi_executor_swap_why(ex), "2 worker threads"));
+	assert_int_equal(w.st[0].group, 0);
+	assert_int_equal(w.st[1].group, 1);
+	assert_int_equal(gi_executor_start(ex), 0);
+
+	pthread_t producer;
+	pthread_create(&producer, NULL, feed, &fd);
+	pthread_join(producer, NULL);
+	assert_int_equal(gi_executor_stop(ex, 10000000000ull), 0);
+	struct gi_exec_counters ec;
+	gi_executor_counters(ex, &ec);
+	uint64_t progress[4];
+	assert_int_equal(gi_executor_progress(ex, progress, 4), 2);
+	assert_true(progress[0] > 0 && progress[1] > 0);
+	gi_executor_destroy(ex);
+
+	/* the reference: each ring's packets in order, through the serial path */
+	uint64_t rrb = gi_ring_bytes(1, MAXB, 0);
+	struct gi_batch_ring *rr = aligned_alloc(64, GI_ALIGN_UP(rrb, 64));
+	memset(rr, 0, rrb);
+	gi_ring_init(rr, 1, MAXB, 0);
+	struct gi_batch_slot *slot = gi_ring_slot(rr, 0);
+	for (uint32_t r = 0; r < 2; r++) {
+		slot->n_pkts = 0;
+		slot->port = (uint16_t)r;
+		for (uint32_t i = 0; i < fd.n; i++) {
+			if (fd.ring_of[i] != r)
+				continue;
+			gi_slot_addr(slot)[slot->n_pkts] = (uint64_t)(uintptr_t)fd.pkts[i];
+			gi_slot_len(slot, MAXB)[slot->n_pkts++] = fd.len[i];
+			if (slot->n_pkts == MAXB) {
+				gi_exec_slot_host(&ref.ctx, &ref.ctr, slot, MAXB, 0, 1);
+				slot->n_pkts = 0;
+			}
+		}
+		if (slot->n_pkts)
+			gi_exec_slot_host(&ref.ctx, &ref.ctr, slot, MAXB, 0, 1);
+		gi_stream_flush(&ref.st[r], 1);
+	}
+	/* batch boundaries and clocks differ; decisions may not */
+	for (int s = 0; s < 2; s++) {
+		struct gi_stream_counters a = ref.st[s].c, b = w.st[s].c;
+		assert_int_equal(a.packets, b.packets);
+		assert_int_equal(a.lost, b.lost);
+		assert_int_equal(a.duplicates, b.duplicates);
+		assert_int_equal(a.late, b.late);
+		assert_memory_equal(a.frames, b.frames, sizeof(a.frames));
+		struct gi_frame_ring_hdr *ha = ref.st[s].ring, *hb = w.st[s].ring;
+		assert_int_equal(ha->next_frame, hb->next_frame);
+		for (uint64_t k = 0; k < 16; k++) {
+			struct gi_frame_slot *p = gi_frame_slot_at(ha, k), *q = gi_frame_slot_at(hb, k);
+			assert_int_equal(p->seq, q->seq);
+			assert_int_equal(p->received, q->received);
+			assert_memory_equal(p + 1, q + 1, ha->slot_stride - sizeof(*p));
+		}
+	}
+	assert_int_equal(ec.packets, fd.n);
+	free(rr);
+	for (int r = 0; r < 2; r++)
+		free(rings[r]);
+	free(fd.pkts);
+	free(fd.len);
+	free(fd.ring_of);
+	exf_fini(&ref);
+	exf_fini(&w);
+}
+
+/* Inline: one group on two lcores would be written by two threads. */
+static void test_inline_refuses_split_group(void **state)
+{
+	(void)state;
+	static const struct exf_conf one = { .format = GI_FORMAT_UDP_SEQ, .n_streams = 1, .packets = PPF,
+					     .payload = PAYLOAD, .window = WINDOW, .slots = 16 };
+	struct exec_fixture w;
+	exf_init(&w, &one);
+	uint64_t rb = gi_ring_bytes(4, 8, 0);
+	struct gi_batch_ring *rings[2];
+	for (int r = 0; r < 2; r++) {
+		rings[r] = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
+		memset(rings[r], 0, rb);
+		gi_ring_init(rings[r], 4, 8, 0);
+	}
+	uint32_t both[2] = { 0, 1 }, lcores[2] = { 2, 3 };
+	uint16_t s0 = 0;
+	struct gi_exec_group g = { 2, both, 1, &s0 };
+	struct gi_executor_conf c = { .backend = GI_BACKEND_HOST, .mode = GI_EXEC_INLINE, .idle = GI_IDLE_BUSY,
+				      .cpu = -1, .n_rings = 2, .rings = rings, .ring_lcore = lcores, .n_groups = 1,
+				      .groups = &g, .ctx = &w.ctx };
+	struct gi_executor *ex = NULL;
+	char err[320] = "";
+	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), -EINVAL);
+	assert_null(ex);
+	print_message("%s\n", err);
+	assert_non_null(strstr(err, "executor.mode inline: rings 0 and 1 may carry the same streams"));
+	assert_non_null(strstr(err, "lcores 2 and 3"));
+	/* one lcore: fine, and that lcore's worker serves both rings */
+	lcores[1] = 2;
+	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), 0);
+	assert_non_null(gi_executor_inline_worker(ex, 2));
+	assert_null(gi_executor_inline_worker(ex, 3));
+	assert_int_equal(gi_executor_start(ex), 0);
+	assert_int_equal(gi_executor_stop(ex, 1000000000ull), 0);
+	gi_executor_destroy(ex);
+	for (int r = 0; r < 2; r++)
+		free(rings[r]);
+	exf_fini(&w);
+}
+
+/* ---- arithmetic ---------------------------------------------------------------- */
+
+static void test_divide_free(void **state)
+{
+	(void)state;
+	static const uint32_t ds[] = { 1, 2, 3, 5, 7, 8, 10, 60, 64, 100, 1000, 1408, 4096, 65535, 65536, 1000003,
+				       0x7fffffffu, 0x80000000u, 0xfffffffeu, 0xffffffffu };
+	rng_state = 5;
+	for (size_t k = 0; k < sizeof(ds) / sizeof(ds[0]); k++) {
+		struct gi_div v;
+		gi_div_init(&v, ds[k]);
+		for (int i = 0; i < 20000; i++) {
+			uint64_t n = i < 8 ? (uint64_t[]){ 0, 1, ds[k] - 1, ds[k], ds[k] + 1, UINT64_MAX, UINT64_MAX - 1,
+							    (uint64_t)1 << 63 }[i]
+					   : rnd() >> (rnd() % 64);
+			assert_int_equal(gi_div_q(&v, n), n / ds[k]);
+			assert_int_equal(gi_div_r(&v, n), n % ds[k]);
+		}
+	}
+}
+
+/* Slice-by-8 ICRC (the GPU's) against the byte loop, whole and split packets. */
+static void test_icrc_slice_by_8(void **state)
+{
+	(void)state;
+	uint32_t *t8 = malloc(8 * 256 * sizeof(uint32_t));
+	memcpy(t8, gi_crc32_table, 256 * sizeof(uint32_t));
+	for (uint32_t row = 1; row < 8; row++)
+		for (uint32_t w = 0; w < 3; w++) /* three workers fill each row between them */
+			gi_crc32_t8_row(t8, row, w, 3);
+	uint8_t b[TP_MAX], seg0[TP_MAX], seg1[TP_MAX];
+	rng_state = 9;
+	for (uint32_t plen = 0; plen < 1500; plen += 1 + (uint32_t)(rnd() % 97)) {
+		struct rp p = { .opcode = GI_ROCEV2_RC | GI_ROCEV2_SEND_ONLY, .qp = QP, .psn = (uint32_t)plen,
+				.plen = plen, .pad = -1, .vlan = (int)(plen & 1), .seed = plen };
+		uint32_t len = rp_build(b, &p);
+		struct gi_l4 l4;
+		assert_int_equal(gi_parse_l4(b, len, len, &l4), GI_L4_OK);
+		uint32_t want = gi_rocev2_icrc(b, len, NULL, l4.l3_off, l4.payload_len + 8);
+		assert_int_equal(gi_rocev2_icrc_t8(b, len, NULL, l4.l3_off, l4.payload_len + 8, t8), want);
+		assert_int_equal(want, gi_rocev2_icrc_carried(b, len, NULL, &l4));
+		/* every cut a split NIC could make after the headers */
+		for (uint32_t cut = l4.payload_off + 12; cut <= len; cut += 1 + (uint32_t)(rnd() % 13)) {
+			memcpy(seg0, b, cut);
+			memcpy(seg1, b + cut, len - cut);
+			assert_int_equal(gi_rocev2_icrc_t8(seg0, cut, seg1, l4.l3_off, l4.payload_len + 8, t8), want);
+		}
+	}
+	free(t8);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_traffic),
+		cmocka_unit_test(test_two_worker_threads),
+		cmocka_unit_test(test_inline_refuses_split_group),
+		cmocka_unit_test(test_divide_free),
+		cmocka_unit_test(test_icrc_slice_by_8),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
