@@ -72,7 +72,6 @@ struct gi_cuda_exec {
 	struct gi_cuda_map *frame_maps;  /* n_streams */
 	struct gi_cuda_map *mirror_maps; /* n_streams: metadata mirrors of frame rings in device memory */
 	struct gi_cuda_map streams_map;  /* ctx->streams, for the counter mirror */
-	uint64_t *launched;              /* launch mode: head each ring had when the last pass was launched */
 	pthread_t thread;
 	int thread_started;
 	uint32_t host_quit;              /* main → launcher */
@@ -277,7 +276,6 @@ static int gi_cuda_setup_rings(struct gi_cuda_exec *c, uint32_t *max_stride, uin
 			hr[pos] = (struct gi_cuda_ring){ .ring = (struct gi_batch_ring *)(uintptr_t)c->ring_maps[r].dev,
 							 .size = ring->size, .max_pkts = ring->max_pkts, .split = ring->split,
 							 .stride = ring->slot_stride, .tail = GI_LOAD_RELAXED_U64(&ring->tail) };
-			c->launched[r] = hr[pos].tail;
 			*max_stride = GI_MAX(*max_stride, ring->slot_stride);
 			*max_pkts = GI_MAX(*max_pkts, ring->max_pkts);
 		}
@@ -370,8 +368,7 @@ static int gi_cuda_setup(struct gi_cuda_exec *c)
 	c->ring_maps = calloc(c->conf.n_rings ? c->conf.n_rings : 1, sizeof(*c->ring_maps));
 	c->frame_maps = calloc(ctx->n_streams ? ctx->n_streams : 1, sizeof(*c->frame_maps));
 	c->mirror_maps = calloc(ctx->n_streams ? ctx->n_streams : 1, sizeof(*c->mirror_maps));
-	c->launched = calloc(c->conf.n_rings ? c->conf.n_rings : 1, sizeof(*c->launched));
-	if (!c->ring_maps || !c->frame_maps || !c->mirror_maps || !c->launched)
+	if (!c->ring_maps || !c->frame_maps || !c->mirror_maps)
 		return -ENOMEM;
 	if ((rc = GI_CU(c, d->stream_create(&c->stream, CU_STREAM_NON_BLOCKING))) < 0)
 		return rc;
@@ -513,9 +510,12 @@ static int gi_cuda_calibrate(struct gi_cuda_exec *c)
 /*
  * Launch mode: passes and ticks on the one in-order stream (its order is
  * what keeps each group's CTA the single writer of its streams).  A pass is
- * launched when a ring's head moved since the last one and that one has
- * finished (its event): one pass in flight serves whatever arrived while it
- * ran, instead of a queue of launches each finding little.
+ * launched when a ring holds a batch the kernels have not completed (head
+ * != tail) and the last pass has finished (its event): one pass in flight
+ * serves whatever arrived while it ran, instead of a queue of launches each
+ * finding little.  Compared with the tail, not with the head at the last
+ * launch: a pass that stopped early (a pause came) leaves batches behind,
+ * and on a full ring no new head would ever ask for them.
  */
 static void *gi_cuda_launcher(void *arg)
 {
@@ -538,13 +538,11 @@ static void *gi_cuda_launcher(void *arg)
 		if (paused == GI_EXEC_RUN) {
 			for (uint32_t r = 0; r < c->conf.n_rings; r++) {
 				uint64_t head = GI_LOAD_ACQUIRE_U64(&c->conf.rings[r]->head);
-				n += head != c->launched[r];
+				n += head != GI_LOAD_ACQUIRE_U64(&c->conf.rings[r]->tail);
 			}
 			CUresult e = n ? d->event_query(c->pass_done) : CUDA_ERROR_NOT_READY;
 			if (n && e == CUDA_SUCCESS) {
 				void *p[] = { &c->args };
-				for (uint32_t r = 0; r < c->conf.n_rings; r++)
-					c->launched[r] = GI_LOAD_ACQUIRE_U64(&c->conf.rings[r]->head);
 				if ((rc = gi_cuda_launch(c, c->k_pass, "cuLaunchKernel(k_pass)", c->conf.n_groups, c->threads,
 							 c->args.smem_bytes, p)) < 0 ||
 				    (rc = GI_CU(c, d->event_record(c->pass_done, c->stream))) < 0)
@@ -761,7 +759,6 @@ void gi_cuda_exec_destroy(struct gi_cuda_exec *c)
 	free(c->ring_maps);
 	free(c->frame_maps);
 	free(c->mirror_maps);
-	free(c->launched);
 	free(c);
 }
 

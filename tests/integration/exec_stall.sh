@@ -98,8 +98,12 @@ pings = [t for t, kv in ev if kv == "WATCHDOG=1"]
 during = [t for t in pings if t_pause < t <= t_resume]
 after = [t for t in pings if t > t_resume]
 check("pings before the pause", any(t < t_pause for t in pings), f"({sum(t < t_pause for t in pings)})")
-# one ping may follow the pause: the check that covers progress made before it
-check("WATCHDOG=1 stopped while paused", len(during) <= 1, f"({len(during)} in {t_resume - t_pause:.2f} s)")
+# pings may follow the pause for two intervals (200 ms each): the check that
+# covers progress made before it, and on the GPU the batch the kernel was
+# serving when the pause came; after that, silence until the resume
+late = [t - t_pause for t in during if t - t_pause > 0.5]
+check("WATCHDOG=1 stopped while paused", not late and len(during) <= 2,
+      f"({len(during)} in {t_resume - t_pause:.2f} s, {len(late)} later than 0.5 s)")
 check("a STATUS= names the stuck executor", any(f"executor {be} is stuck" in kv or f"executor {be} worker" in kv for _, kv in ev))
 check("pings come back after the resume", len(after) >= 2, f"({len(after)})")
 SLOTS = 16
