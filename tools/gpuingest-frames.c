@@ -219,8 +219,10 @@ static int ring_open_device(struct ring *r, const struct gi_frame_ring_hdr *h, c
 	memcpy(&handle, h->ipc_handle, sizeof(handle));
 	CUresult res = r->drv.ipc_open_mem_handle(&base, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
 	if (res != CUDA_SUCCESS) {
-		snprintf(why, why_len, "cuIpcOpenMemHandle of the device frame ring failed: %s",
-			 gi_cuda_drv_strerror(&r->drv, (int)res, err, sizeof(err)));
+		snprintf(why, why_len,
+			 "frames are in GPU memory (device %u, %.31s) and its CUDA IPC handle does not open here: %s "
+			 "(is the daemon still running, on this GPU?)",
+			 h->dev_ordinal, h->dev_pci_bus_id, gi_cuda_drv_strerror(&r->drv, (int)res, err, sizeof(err)));
 		ring_unmap(r);
 		return -EIO;
 	}

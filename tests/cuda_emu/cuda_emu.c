@@ -249,7 +249,14 @@ static struct {
 	} over[32];
 } D;
 
-static __thread struct emu_ctx *cur_ctx;
+/*
+ * initial-exec: this library is dlopen()ed, and LeakSanitizer (clang 14,
+ * glibc 2.36) crashes walking the dynamic TLS of threads that are still
+ * alive at exit; a few words of static TLS surplus avoid dynamic TLS.
+ */
+#define EMU_TLS __thread __attribute__((tls_model("initial-exec")))
+
+static EMU_TLS struct emu_ctx *cur_ctx;
 
 static const struct {
 	CUdevice_attribute a;
@@ -1154,7 +1161,7 @@ static struct emu_tctx *tctx(struct gi_emu_thread *t)
 }
 
 /* Leaving a kernel early (a fault): back to the pool's loop, not out of the OS thread. */
-static __thread sigjmp_buf *leave_to;
+static EMU_TLS sigjmp_buf *leave_to;
 
 static void __attribute__((noreturn)) leave_kernel(void)
 {

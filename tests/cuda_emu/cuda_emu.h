@@ -117,7 +117,8 @@ struct gi_emu_module {
 /* per-block static shared variables cannot be told apart from per-thread ones here */
 #define __shared__ _Pragma("GCC error \"static __shared__ variables are not emulated: use GI_EXTERN_SHARED\"")
 
-static thread_local struct gi_emu_thread *gi_emu_self;
+/* initial-exec: see EMU_TLS in cuda_emu.c (no dynamic TLS in a dlopen()ed library) */
+static thread_local struct gi_emu_thread *gi_emu_self __attribute__((tls_model("initial-exec")));
 
 #define threadIdx (gi_emu_self->thread_idx)
 #define blockIdx (gi_emu_self->block_idx)

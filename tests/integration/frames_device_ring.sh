@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # frames_device_ring.sh — a frame ring whose payload lives in GPU memory (a
 # metadata mirror with a CUDA IPC handle): gpuingest-frames validates the
-# mirror geometry and, without an NVIDIA driver, refuses with exit 2 and one
-# line that says why — never a crash or a bogus verification.
+# mirror geometry and, without an NVIDIA driver (or, with one or with the
+# CUDA emulation, given a handle that no process exported), refuses with exit
+# 2 and one line that says why — never a crash or a bogus verification.
 source "$(dirname "$0")/lib.sh"
 python3 - "/dev/shm/$TAG-dev" <<'PY'
 import os, struct, sys

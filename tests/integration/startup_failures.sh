@@ -4,6 +4,9 @@
 # (no shared-memory frame ring, no socket).
 source "$(dirname "$0")/lib.sh"
 need_root
+# The GPU cases below are about a machine without a GPU: a CUDA emulation
+# build (-Demulate_cuda=true) emulates none for them (real drivers ignore this).
+export GI_CUDA_EMU_DEVICES=0
 
 # expect_start_failure CONFIG PATTERN [WRAPPER...]
 expect_start_failure() {
