@@ -927,6 +927,47 @@ static void check_split(struct gi_ctx *c, struct gi_config *cfg, uint32_t p, uin
 		       sp->header_mempool);
 }
 
+/* Does a comma-separated key=value devargs string set `key` to something other than 0? */
+static bool devarg_on(const char *devargs, const char *key)
+{
+	size_t klen = strlen(key);
+
+	for (const char *s = devargs; *s;) {
+		const char *end = strchr(s, ',');
+		size_t n = end ? (size_t)(end - s) : strlen(s);
+		if (n > klen && strncmp(s, key, klen) == 0 && s[klen] == '=')
+			return !(n == klen + 2 && s[klen + 1] == '0');
+		s += n + (end != NULL);
+	}
+	return false;
+}
+
+/*
+ * mlx5 multi-packet RQ (mprq_en=1) receives into strides of its own host
+ * buffers and attaches or copies them into mbufs: with a device pool the
+ * packet bytes would not land in GPU memory.
+ */
+static void check_mprq(struct gi_ctx *c, const struct gi_config *cfg, uint32_t p)
+{
+	const struct gi_cfg_port *port = &cfg->ports[p];
+	char path[GI_PATH_BUF];
+
+	if (!devarg_on(port->devargs, "mprq_en"))
+		return;
+	for (uint32_t q = 0; q < port->n_queues; q++) {
+		int pi = port->queues[q].pool_index;
+		if (pi >= 0 && cfg->pools[pi].kind == GI_MEM_DEVICE) {
+			fmt_path(path, sizeof(path), "ports[%u].devargs", p);
+			err_at(c, mark_of(node_at(c, "%s", path)), path,
+			       "mprq_en=1 (mlx5 multi-packet RQ) receives into host buffers of the driver's own, but "
+			       "queue %u's pool '%s' is of kind device: packets would not land in GPU memory "
+			       "(allowed: drop mprq_en, or use a host/host_pinned pool)",
+			       q, cfg->pools[pi].name);
+			return;
+		}
+	}
+}
+
 static void check_ports(struct gi_ctx *c, struct gi_config *cfg)
 {
 	char path[GI_PATH_BUF], names[GI_PATH_MAX];
@@ -958,6 +999,7 @@ static void check_ports(struct gi_ctx *c, struct gi_config *cfg)
 				       rxq->mempool, port->name);
 			}
 		}
+		check_mprq(c, cfg, p);
 		if (port->flow_isolation && !port->flow_steering) {
 			fmt_path(path, sizeof(path), "ports[%u].flow_isolation", p);
 			err_at(c, mark_of(node_at(c, "%s", path)), path,

@@ -243,6 +243,8 @@ int gi_cuda_drv_open(struct gi_cuda_drv *d, const char *device, char *err, size_
 		rc = -ENODEV;
 		goto fail;
 	}
+	if (d->driver_get_version(&d->driver_version) != CUDA_SUCCESS)
+		d->driver_version = 0;
 	res = d->device_get_count(&count);
 	if (res != CUDA_SUCCESS || count == 0) {
 		snprintf(err, errlen, "no CUDA device (cuDeviceGetCount: %d)", count);

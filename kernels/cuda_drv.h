@@ -46,6 +46,7 @@ extern "C" {
 struct gi_cuda_drv {
 	void *lib;                 /* dlopen handle; NULL when closed */
 	int device_index;          /* the CUDA ordinal of the device opened */
+	int driver_version;        /* cuDriverGetVersion: 12040 for CUDA 12.4; 0 if it would not say */
 	bool ctx_retained;
 	bool rdma_flush_needed;    /* NIC writes into device memory must be flushed before the doorbell */
 	bool rdma_flush_missing;   /* the GPU does not order them itself, and the driver cannot flush them */

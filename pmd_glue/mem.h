@@ -63,6 +63,8 @@ struct gi_mem_region {
 	const struct gi_mem_provider *provider;
 };
 
+typedef void (*gi_mem_flush_fn)(void *ctx);
+
 struct gi_mem_provider {
 	const char *name;    /* "host", "cuda", "gpudev" */
 	enum gi_mem_kind kind;
@@ -84,7 +86,7 @@ struct gi_mem_provider {
 	 * GPUDirect RDMA writes for their own kernels).  Called with ctx, from
 	 * the rx lcore, once per batch.
 	 */
-	void (*flush)(void *ctx);
+	gi_mem_flush_fn flush;
 };
 
 /* ---- gi_log library (no DPDK) ------------------------------------------- */
@@ -132,7 +134,7 @@ struct gi_gpu_probe {
 	int16_t gpudev_id;           /* first gpudev device, -1 if none */
 	int cuda_status;             /* 0: driver loaded and device open; -errno otherwise */
 	char cuda_err[256];          /* why not, when cuda_status < 0 */
-	char cuda_name[192];         /* "device 0: NVIDIA H100 PCIe at 0000:41:00.0" when it opened */
+	char cuda_name[256];         /* "device 0: NVIDIA H100 PCIe at 0000:41:00.0, driver CUDA 12.4" when it opened */
 	struct gi_cuda_drv *cuda;    /* the open driver when cuda_status == 0, else NULL */
 };
 
@@ -151,6 +153,11 @@ struct gi_mem_choice {
  */
 void gi_mem_cuda_bind(struct gi_mem_provider providers[GI_MEM_N_KINDS], struct gi_cuda_drv *drv);
 void gi_mem_gpudev_bind(struct gi_mem_provider providers[GI_MEM_N_KINDS], int16_t dev_id);
+/*
+ * The device pool's flush given what rte_gpu_wmb(dev_id) answered at bind:
+ * NULL, with one warning saying what that costs, for -ENOTSUP.
+ */
+gi_mem_flush_fn gi_mem_gpudev_flush_for(int16_t dev_id, int probe_rc);
 
 /*
  * Probe for GPUs: DPDK gpudev devices (needs the EAL up) and the CUDA driver

@@ -10,7 +10,8 @@
  *              has no call that returns a device pointer for registered
  *              memory; its CUDA driver refuses registrations whose device
  *              pointer differs from the host one, so exec_delta is 0.
- * flush:       rte_gpu_wmb(dev).
+ * flush:       rte_gpu_wmb(dev), probed once at bind: a gpudev driver without
+ *              it (-ENOTSUP) gets one warning and no flush, never a silent skip.
  *
  * Main thread (alloc/free); flush from the rx lcore, once per batch.
  */
@@ -136,12 +137,26 @@ static void gpudev_pinned_free(struct gi_mem_region *r)
 
 static void gpudev_flush(void *ctx)
 {
-	rte_gpu_wmb((int16_t)(intptr_t)ctx);
+	/* the bind-time probe proved the driver has it; nothing to report per batch */
+	(void)rte_gpu_wmb((int16_t)(intptr_t)ctx);
+}
+
+gi_mem_flush_fn gi_mem_gpudev_flush_for(int16_t dev_id, int probe_rc)
+{
+	if (probe_rc == -ENOTSUP) {
+		gi_log(GI_LOG_WARNING, "gpudev: GPU %d's driver has no write barrier (rte_gpu_wmb: %s): with device "
+		       "pools a kernel may read packet bytes before the NIC's writes land on platforms that do not "
+		       "order GPUDirect RDMA writes; use backend: cuda, which flushes through the driver API",
+		       (int)dev_id, strerror(ENOTSUP));
+		return NULL;
+	}
+	return gpudev_flush; /* 0, or a device gpudev does not know: its pools fail to allocate first */
 }
 
 void gi_mem_gpudev_bind(struct gi_mem_provider providers[GI_MEM_N_KINDS], int16_t dev_id)
 {
 	void *ctx = (void *)(intptr_t)dev_id;
+	gi_mem_flush_fn flush = gi_mem_gpudev_flush_for(dev_id, rte_gpu_wmb(dev_id));
 
 	providers[GI_MEM_HOST] = gi_mem_host_provider;
 	providers[GI_MEM_HOST_PINNED] = (struct gi_mem_provider){
@@ -158,6 +173,6 @@ void gi_mem_gpudev_bind(struct gi_mem_provider providers[GI_MEM_N_KINDS], int16_
 		.ctx = ctx,
 		.alloc = gpudev_device_alloc,
 		.free = gpudev_device_free,
-		.flush = gpudev_flush,
+		.flush = flush,
 	};
 }

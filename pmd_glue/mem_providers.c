@@ -51,8 +51,8 @@ void gi_gpu_probe(struct gi_gpu_probe *p, struct gi_cuda_drv *drv, const char *c
 	p->cuda_status = gi_cuda_drv_open(drv, cuda_device, p->cuda_err, sizeof(p->cuda_err));
 	if (p->cuda_status == 0) {
 		p->cuda = drv;
-		snprintf(p->cuda_name, sizeof(p->cuda_name), "device %d: %s at %s", drv->device_index, drv->name,
-			 drv->pci_bus_id);
+		snprintf(p->cuda_name, sizeof(p->cuda_name), "device %d: %s at %s, driver CUDA %d.%d", drv->device_index,
+			 drv->name, drv->pci_bus_id, drv->driver_version / 1000, drv->driver_version % 1000 / 10);
 	}
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_atomic.h>
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -75,6 +76,14 @@ static inline void rxq_publish(struct gi_rxq *q)
 	s->t_publish_ns = gi_now_ns();
 	if (q->pre_doorbell)
 		q->pre_doorbell(q->pre_doorbell_arg);
+	/*
+	 * The store-release in gi_ring_publish orders the slot for other CPUs
+	 * (inner shareable on Arm); a GPU reading the ring across PCIe or
+	 * NVLink-C2C (IGX Orin, Grace) is an outer-shareable observer and needs
+	 * dmb oshst.  rte_io_wmb() is that on arm64 and a compiler barrier on
+	 * x86, where stores are already ordered for every observer.
+	 */
+	rte_io_wmb();
 	gi_ring_publish(q->ring, q->head);
 	q->head++;
 	q->open_n = 0;

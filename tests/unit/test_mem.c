@@ -473,7 +473,10 @@ static void test_gpu_providers_refuse(void **state)
 	gi_mem_gpudev_bind(prov, 0);
 	refuses(&prov[GI_MEM_DEVICE], "gpudev has none");
 	refuses(&prov[GI_MEM_HOST_PINNED], "use backend: cuda, or backend: host");
-	assert_non_null(prov[GI_MEM_DEVICE].flush);
+	assert_non_null(prov[GI_MEM_DEVICE].flush); /* no gpudev device 0: -ENODEV, pools refuse first */
+	/* a gpudev driver without a write barrier: no flush, and a warning instead of a silent skip */
+	assert_null(gi_mem_gpudev_flush_for(0, -ENOTSUP));
+	assert_non_null(gi_mem_gpudev_flush_for(0, 0));
 
 	/* shared memory through a GPU choice with no GPU behind it: clean refusal */
 	fake_probe(&probe, CUDA_ONLY);
