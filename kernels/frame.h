@@ -266,6 +266,38 @@ GI_HD static inline void gi_copy_lanes(uint8_t *dst, const uint8_t *src, uint32_
 			GI_COPY_RUN(dst, src, len);
 		return;
 	}
+#else
+	/*
+	 * Frame payload slots are 16-byte aligned when payload_bytes is a
+	 * multiple of 16 (the usual case); the source is wherever the headers
+	 * end (2-byte aligned behind a 74-byte VITA 49 header).  Then every
+	 * full chunk is one 16-byte store of words funnel-shifted from aligned
+	 * 4-byte loads: five loads from floor4(src + off), the last ending at
+	 * most 4 bytes past the chunk (so only while off + 20 <= len: never
+	 * beyond the packet, and an aligned word never crosses a page).  The
+	 * shift is the same for every lane (chunks are 16 bytes apart), so the
+	 * warp does not diverge.  The tail and other alignments take
+	 * GI_COPY_CHUNK's widest-common-alignment steps.
+	 */
+	if ((((uintptr_t)dst) & 15) == 0 && (((uintptr_t)src) & 3) != 0) {
+		const uint32_t sh = (uint32_t)(((uintptr_t)src) & 3) * 8u;
+		uint32_t off = lane * 16u;
+		for (; off + 20u <= len; off += nlanes * 16u) {
+			const uint32_t *w = (const uint32_t *)(((uintptr_t)(src + off)) & ~(uintptr_t)3);
+			uint32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+			uint4 v;
+			v.x = __funnelshift_r(w0, w1, sh);
+			v.y = __funnelshift_r(w1, w2, sh);
+			v.z = __funnelshift_r(w2, w3, sh);
+			v.w = __funnelshift_r(w3, w4, sh);
+			*(uint4 *)(dst + off) = v;
+		}
+		for (; off < len; off += nlanes * 16u) {
+			uint32_t n = len - off < 16u ? len - off : 16u;
+			GI_COPY_CHUNK(dst + off, src + off, n);
+		}
+		return;
+	}
 #endif
 	for (uint32_t off = lane * 16u; off < len; off += nlanes * 16u) {
 		uint32_t n = len - off < 16u ? len - off : 16u;

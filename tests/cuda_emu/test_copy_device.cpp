@@ -1,0 +1,76 @@
+/*
+ * test_copy_device.cpp — the device path of gi_copy_lanes() (kernels/frame.h),
+ * compiled for the host against the CUDA emulation header, with 32 lanes
+ * played in turn.
+ *
+ * For every source alignment 0..15, destination offsets 0/4/8/16 and
+ * lengths 0..300 plus a few frame-sized ones, the copy must put exactly the
+ * source bytes in [dst, dst + len) and nothing outside.  The source ends
+ * exactly at a page followed by a PROT_NONE guard page, or starts 64 bytes
+ * after the previous one, so a load of a word wholly outside the source
+ * (the funnel-shift path reads whole aligned 4-byte words) faults here
+ * instead of reading another buffer's bytes on a GPU.
+ */
+#include "cuda_emu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kernels/frame.h"
+
+static int failures;
+
+static void check(bool ok, const char *what, uint32_t sa, uint32_t da, uint32_t len)
+{
+	if (!ok && failures++ < 20)
+		fprintf(stderr, "FAIL: %s (src align %u, dst offset %u, len %u)\n", what, sa, da, len);
+}
+
+int main(void)
+{
+	const size_t pg = (size_t)sysconf(_SC_PAGESIZE), span = 4 * pg;
+	/* guard | source pages | guard */
+	uint8_t *m = (uint8_t *)mmap(NULL, span + 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return 99;
+	mprotect(m, pg, PROT_NONE);
+	mprotect(m + pg + span, pg, PROT_NONE);
+	uint8_t *lo = m + pg, *hi = lo + span;
+	for (size_t i = 0; i < span; i++)
+		lo[i] = (uint8_t)(i * 131u + 7u);
+	uint8_t *dbuf = (uint8_t *)aligned_alloc(64, 16384 + 128);
+	static const uint32_t big[] = { 1024, 1500 - 74, 4000, 8192 };
+	static const uint32_t dsts[] = { 0, 4, 8, 16 };
+	uint32_t cases = 0, funnel = 0;
+
+	for (uint32_t sa = 0; sa < 16; sa++)
+		for (uint32_t di = 0; di < 4; di++)
+			for (uint32_t li = 0; li < 301 + 4; li++) {
+				uint32_t len = li < 301 ? li : big[li - 301], da = dsts[di];
+				for (int end = 0; end < 2; end++) {
+					/* the source against the upper guard, or 16-aligned-plus-sa after the lower one */
+					const uint8_t *src = end ? hi - len : lo + 64 + sa;
+					if (end && ((uintptr_t)src & 15) != sa)
+						continue; /* only the alignment under test */
+					uint8_t *dst = dbuf + 64 + da;
+					memset(dbuf, 0xEE, 16384 + 128);
+					for (uint32_t lane = 0; lane < 32; lane++)
+						gi_copy_lanes(dst, src, len, lane, 32);
+					check(memcmp(dst, src, len) == 0, "bytes differ", sa, da, len);
+					bool clean = true;
+					for (uint32_t i = 0; i < 64 + da; i++)
+						clean &= dbuf[i] == 0xEE;
+					for (uint32_t i = 64 + da + len; i < 16384 + 128; i++)
+						clean &= dbuf[i] == 0xEE;
+					check(clean, "wrote outside [dst, dst + len)", sa, da, len);
+					cases++;
+					funnel += (sa & 3) != 0 && da % 16 == 0 && len >= 20;
+				}
+			}
+	printf("%u copies (%u through the funnel-shift path), %d failure(s)\n", cases, funnel, failures);
+	free(dbuf);
+	munmap(m, span + 2 * pg);
+	return failures ? 1 : 0;
+}
