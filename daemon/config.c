@@ -253,7 +253,7 @@ static const struct gi_key executor_keys[] = {
 	K_ENUM("mode", struct gi_cfg_executor, mode, exec_modes, GI_EXEC_AUTO, 0),
 	K_ENUM("pipeline", struct gi_cfg_executor, pipeline, exec_pipelines, GI_PIPE_PHASED, 0),
 	K_INT("threads", struct gi_cfg_executor, threads, 1, 64, 1, 0),
-	K_INT("threads_per_ring", struct gi_cfg_executor, threads_per_ring, 32, 1024, 256, 0),
+	K_INT("threads_per_ring", struct gi_cfg_executor, threads_per_ring, 32, GI_EXEC_MAX_CTA, 256, 0),
 	K_STR("device", struct gi_cfg_executor, device, "0", check_cuda_device, 0),
 	K_ENUM("idle", struct gi_cfg_executor, idle, idle_policies, GI_IDLE_ADAPTIVE, 0),
 	K_INT("cpu", struct gi_cfg_executor, cpu, -1, 1023, -1, 0),
@@ -1478,7 +1478,8 @@ static void check_executor(struct gi_ctx *c, const struct gi_config *cfg)
 
 	if (e->threads_per_ring % 32)
 		err_at(c, mark_of(node_at(c, "executor.threads_per_ring")), "executor.threads_per_ring",
-		       "%u is not a whole number of warps (allowed: a multiple of 32 in [32, 1024])", e->threads_per_ring);
+		       "%u is not a whole number of warps (allowed: a multiple of 32 in [32, %u])", e->threads_per_ring,
+		       GI_EXEC_MAX_CTA);
 	if (gpu && (e->mode == GI_EXEC_THREADS || e->mode == GI_EXEC_INLINE))
 		err_at(c, mark_of(node_at(c, "executor.mode")), "executor.mode",
 		       "'%s' runs the executor on CPU threads, but backend %s runs it on the GPU (allowed with a GPU "

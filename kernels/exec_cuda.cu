@@ -272,7 +272,7 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(1024, 1) k_persistent(const struct gi_cuda_args a)
+extern "C" __global__ void __launch_bounds__(GI_EXEC_MAX_CTA, 1) k_persistent(const struct gi_cuda_args a)
 {
 	GI_EXTERN_SHARED(uint8_t, smem);
 	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
@@ -298,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) k_persistent(const struct 
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(1024, 1) k_pass(const struct gi_cuda_args a)
+extern "C" __global__ void __launch_bounds__(GI_EXEC_MAX_CTA, 1) k_pass(const struct gi_cuda_args a)
 {
 	GI_EXTERN_SHARED(uint8_t, smem);
 	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
@@ -329,7 +329,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) k_pass(const struct gi_cud
 		GI_COUNTER_ADD(&a.ctr[blockIdx.x].loops, 1);
 }
 
-extern "C" __global__ void __launch_bounds__(1024, 1) k_tick(const struct gi_cuda_args a, uint32_t flush)
+extern "C" __global__ void __launch_bounds__(GI_EXEC_MAX_CTA, 1) k_tick(const struct gi_cuda_args a, uint32_t flush)
 {
 	GI_EXTERN_SHARED(uint8_t, smem);
 	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;

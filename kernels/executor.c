@@ -273,7 +273,8 @@ static int host_start(struct gi_executor *ex)
 		pthread_attr_destroy(&attr);
 		if (rc != 0)
 			return -rc; /* stop() takes down the ones that started */
-		snprintf(name, sizeof(name), ex->n_workers == 1 ? "gi-exec-host" : "gi-exec-host%u", k);
+		/* 15 characters at most (the kernel's limit): workers past 255 share names */
+		snprintf(name, sizeof(name), ex->n_workers == 1 ? "gi-exec-host" : "gi-exec-host%u", k & 0xffu);
 		pthread_setname_np(w->thread, name);
 		w->running = 1;
 	}
@@ -684,9 +685,9 @@ static int conf_check(const struct gi_executor_conf *conf, char *err, size_t err
 			 conf->pipeline == GI_PIPE_SERIAL ? "serial" : "phased");
 		return -EINVAL;
 	}
-	if (conf->threads_per_ring && (conf->threads_per_ring % 32 || conf->threads_per_ring > 1024)) {
-		snprintf(err, errlen, "executor.threads_per_ring %u is not a multiple of 32 in [32, 1024]",
-			 conf->threads_per_ring);
+	if (conf->threads_per_ring && (conf->threads_per_ring % 32 || conf->threads_per_ring > GI_EXEC_MAX_CTA)) {
+		snprintf(err, errlen, "executor.threads_per_ring %u is not a multiple of 32 in [32, %u]",
+			 conf->threads_per_ring, GI_EXEC_MAX_CTA);
 		return -EINVAL;
 	}
 	return 0;

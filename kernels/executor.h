@@ -72,13 +72,19 @@ struct gi_exec_group {
 	const uint16_t *streams; /* indices into ctx->streams */
 };
 
+/*
+ * The largest CTA the cuda kernels are compiled for (__launch_bounds__):
+ * 512 threads leave ptxas 128 registers per thread, so nothing spills.
+ */
+#define GI_EXEC_MAX_CTA 512u
+
 struct gi_executor_conf {
 	enum gi_backend backend;
 	enum gi_exec_mode mode;
 	enum gi_exec_pipeline pipeline;
 	const char *cuda_device;       /* cuda only: ordinal ("0") or PCI address ("0000:ca:00.0"); NULL: "0" */
 	uint32_t threads;              /* mode threads: worker threads, default 1 (at most one per group) */
-	uint32_t threads_per_ring;     /* cuda: CTA size, a multiple of 32 in [32, 1024], default 256 */
+	uint32_t threads_per_ring;     /* cuda: CTA size, a multiple of 32 in [32, GI_EXEC_MAX_CTA], default 256 */
 	enum gi_idle_policy idle;
 	int cpu;                       /* pin host worker k to cpu + k, -1: leave to the scheduler */
 	uint32_t n_rings;
