@@ -7,10 +7,14 @@
  *   1  parse        phase_parse.h     one worker per packet: headers, stream,
  *                                     format fields -> a record; drops counted
  *                                     per batch (1b: a rocev2 ICRC per warp)
- *   2  sequence     phase_sequence.h  one worker per stream, its packets in
- *                                     batch order: lateness, window, frame
- *                                     open, duplicate, received count, which
- *                                     frames become final (not yet visible)
+ *   2  sequence     phase_sequence.h  2a (one worker per packet): would the
+ *                                     stream's packets be one in-order run?
+ *                                     2b (one worker per stream): if so, per
+ *                                     frame: open, bits, counts, publication;
+ *                                     else its packets in batch order through
+ *                                     the serial steps (lateness, window,
+ *                                     duplicates, ...); final frames are not
+ *                                     yet visible
  *   3  place        phase_place.h     one worker (a warp) per packet: copy
  *   4  commit       phase_commit.h    one worker per stream: the final frames
  *                                     and next_frame become visible
@@ -40,6 +44,8 @@ enum gi_rec_state {
 	GI_REC_PLACE,     /* phase 2 placed it: phase 3 copies it */
 };
 
+#define GI_REC_NONE 0xffffu
+
 struct gi_rec {
 	struct gi_pkt_info pi;  /* what the parser found */
 	uint64_t frame;         /* phase 2: ring frame number */
@@ -48,6 +54,11 @@ struct gi_rec {
 	uint16_t src_off;       /* payload offset in the packet */
 	uint8_t state;          /* enum gi_rec_state */
 	uint8_t reason;         /* the drop reason of a dropped record, else GI_DROP__COUNT */
+	/* phase 2's run check (phase_sequence.h) */
+	uint8_t fast;           /* placed by gi_seq_fast_place() */
+	uint8_t link;           /* ... and follows its predecessor as the run requires */
+	uint16_t prev;          /* the stream's previous parsed record in the batch, GI_REC_NONE */
+	uint16_t rank;          /* parsed records of its stream before it in the batch */
 };
 GI_STATIC_ASSERT(sizeof(struct gi_rec) == 80, "records are laid out in shared memory: 80 bytes each");
 
@@ -56,6 +67,7 @@ struct gi_batch_hdr {
 	uint32_t round;                 /* rounds of phases 2-4 so far */
 	uint32_t more;                  /* phase 2: a stream stalled, another round follows */
 	uint32_t n_touched;             /* host: streams in touched[] */
+	uint32_t runs;                  /* streams whose packets phase 2 took as one in-order run */
 	uint32_t drops[GI_DROP__COUNT]; /* this batch's drops, by any worker (GI_ATOMIC_ADD_U32) */
 };
 
@@ -124,6 +136,7 @@ GI_HD static inline void gi_batch_begin(struct gi_batch_hdr *h, uint32_t n)
 	h->round = 0;
 	h->more = 0;
 	h->n_touched = 0;
+	h->runs = 0;
 	for (uint32_t r = 0; r < GI_DROP__COUNT; r++)
 		h->drops[r] = 0;
 }

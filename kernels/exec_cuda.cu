@@ -18,7 +18,10 @@
  * A CTA's threads, per batch (a __syncthreads() between steps):
  *   stage       all threads copy the slot's descriptors into shared memory
  *   1  parse    a thread per packet; 1b: a thread per rocev2 ICRC (slice-by-8)
- *   2  sequence a thread per stream of the group, its packets in order
+ *   2a run      a thread per packet: its place if its stream's packets are
+ *               one in-order run (two passes: place, then link)
+ *   2b sequence a thread per stream of the group: per frame of the run, or
+ *               its packets in order through the serial steps
  *   3  place    a warp per packet, 16-byte chunks per lane
  *   4  commit   a thread per stream: final frames become visible
  *   (2-4 again while a stream stalled on a busy slot)
@@ -151,6 +154,10 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 	gi_phase_parse(ctx, g, stg, cr.max_pkts, cr.split, h, 0, tid, nt);
 	__syncthreads();
 	gi_phase_icrc(stg, cr.max_pkts, cr.split, h, tid, nt, tab);
+	__syncthreads();
+	gi_phase_run_place(ctx, h, tid, nt);
+	__syncthreads();
+	gi_phase_run_link(ctx, h, tid, nt);
 	__syncthreads();
 	for (;;) {
 		for (uint32_t k = tid; k < grp.n_streams; k += nt)

@@ -2,18 +2,50 @@
  * phase_sequence.h — phase 2 of a batch: each stream's packets in batch
  * order (batch.h).
  *
- * gi_phase_sequence_rec() takes one record of a stream through the three
- * steps of stream.h — locate, open, commit — with the stream in deferred
- * mode: every decision the serial path makes for that packet is made here,
- * in the same order (lateness, window pushes, duplicates, completion), but
- * the frames that become final stay invisible until phase 4.  Streams are
- * independent, so one worker per stream (a GPU thread scanning the records
- * for its stream) and one worker for all of them in batch order (the host)
- * reach the same state.
+ * The serial steps.  gi_phase_sequence_rec() takes one record of a stream
+ * through the three steps of stream.h — locate, open, commit — with the
+ * stream in deferred mode: every decision the serial path makes for that
+ * packet is made here, in the same order (lateness, window pushes,
+ * duplicates, completion), but the frames that become final stay
+ * invisible until phase 4.  Streams are independent, so one worker per
+ * stream reaches the same state as one worker for all of them in batch
+ * order.  A record whose frame would reuse the slot of a frame finalised
+ * in this batch stalls its stream: the record keeps its place (frame,
+ * index) and the batch takes another round after phase 4 has made that
+ * frame visible.
  *
- * A record whose frame would reuse the slot of a frame finalised in this
- * batch stalls its stream: the record keeps its place (frame, index) and
- * the batch takes another round after phase 4 has made that frame visible.
+ * The run.  A sensor's packets mostly arrive in order, without gaps or
+ * copies.  Then the serial steps only confirm what each packet's place in
+ * the batch already says, and the work per packet can be parallel and
+ * free of stream-state memory traffic:
+ *   2a  one worker per record: gi_seq_fast_place() computes where the
+ *       record goes if its stream's records in this batch are one
+ *       in-order run from the stream's state at the batch's start (its
+ *       sequence number is seq_max + 1 + rank), and checks everything the
+ *       serial steps would check against that state (geometry, the VA of a
+ *       rocev2 WRITE, lateness, the index, a copy already in its frame);
+ *       gi_seq_fast_link() checks it against the stream's previous record
+ *       (frame and index strictly increase, a frame ends where the sender
+ *       closed it, no restart-sized jump);
+ *   2b  one worker per stream: if every record of the stream passed, per
+ *       frame the run touches, in order: push the window if the frame is
+ *       beyond it, open the frame, set its bits, add its packets, then
+ *       publish or close it exactly where the serial steps would
+ *       (gi_seq_fast_commit()); else the serial steps.
+ * The run's conditions make the two paths reach the same state, counter
+ * for counter: no record is late, a duplicate or a drop, and none starts
+ * an epoch, so the serial steps would place every record where 2a put it;
+ * the window pushes, frame opens, completions and publications depend
+ * only on the frames in order, which 2b follows.  A frame whose slot holds
+ * a frame made final earlier in this batch stalls the run there, as it
+ * would stall the serial steps: that record keeps its place, the rest go
+ * the serial way in the next round.  tests/unit/test_phased.c and every
+ * fixture batch (exec_fixture.h) compare both with the serial path.
+ *
+ * The host (one worker) does 2a in one pass in batch order, carrying each
+ * stream's previous record in the stream (run_last); the GPU does it with
+ * a thread per record, each finding its predecessor and rank by scanning
+ * the records before it (shared memory), then a barrier, then the links.
  */
 #ifndef GI_PHASE_SEQUENCE_H
 #define GI_PHASE_SEQUENCE_H
@@ -66,11 +98,248 @@ GI_HD static inline uint32_t gi_phase_sequence_rec(struct gi_stream_rt *st, stru
 	return 0;
 }
 
+/* ---- the run (2a, 2b) --------------------------------------------------------- */
+
 /*
- * GPU form: worker for stream `si` scans the batch for its records.
- * Returns 1 when the stream stalled (another round is needed).
+ * 2a, first part: record `r`, the rank-th parsed record of its stream in
+ * this batch, as the serial steps would place it if every record before it
+ * was part of the run.  Reads the stream's batch-start state and the
+ * record's frame slot, writes r->frame and r->index.  1: it fits.
  */
-GI_HD static inline uint32_t gi_phase_sequence_stream(struct gi_exec_ctx *ctx, uint32_t si, struct gi_batch_hdr *h,
+GI_HD static inline uint32_t gi_seq_fast_place(const struct gi_stream_rt *st, struct gi_rec *r, uint32_t rank)
+{
+	const struct gi_format_params *fp = &st->fp;
+	const struct gi_pkt_info *pi = &r->pi;
+	uint64_t frame;
+	uint32_t index;
+
+	/* seq_bits >= 2: a step of one is then +1 for gi_extend_delta (with 1 bit it is -1, with 0 it is 0) */
+	if (!st->started || pi->payload_len != st->payload_bytes || fp->seq_bits < 2)
+		return 0;
+	uint64_t seq_ext = st->seq_max + 1 + rank;
+	uint64_t mask = fp->seq_bits >= 64 ? ~0ull : (1ull << fp->seq_bits) - 1;
+	if (((seq_ext ^ pi->seq) & mask) != 0)
+		return 0; /* not the next sequence number: reordered, lost before it, or a copy */
+	uint64_t n = seq_ext - st->seq_origin; /* seq_max >= seq_origin in an epoch */
+	if (pi->has_frame) {
+		/*
+		 * Extended against the batch-start raw_max, not against the running
+		 * maximum the serial steps use: the same number while every record
+		 * of the run is within a quarter of the counter's range of raw_max
+		 * (then any two are within half of it).
+		 */
+		int64_t fd = gi_extend_delta(st->raw_max, pi->frame, fp->frame_bits);
+		if (fp->frame_bits < 3 || (fp->frame_bits < 64 && gi_abs_u64(fd) >= 1ull << (fp->frame_bits - 2)))
+			return 0;
+		if (rank == 0 && fp->resync_frames && gi_abs_u64(fd) > fp->resync_frames)
+			return 0; /* a restart */
+		int64_t rel = (int64_t)(st->raw_max - st->raw_origin + (uint64_t)fd);
+		if (rel < 0 && gi_abs_u64(rel) > st->frame_base)
+			return 0;
+		frame = st->frame_base + (uint64_t)rel;
+		index = pi->has_offset ? (uint32_t)gi_div_q(&st->div_payload, pi->byte_off) : pi->pkt_index;
+	} else {
+		uint64_t q = gi_div_q(&st->div_packets, n);
+		frame = st->frame_base + q;
+		index = (uint32_t)(n - q * st->packets);
+	}
+	/* a WRITE's RETH must name the place its PSN gives (gi_fmt_rocev2_check_va) */
+	if (st->format == GI_FORMAT_ROCEV2 && pi->has_offset &&
+	    pi->byte_off != gi_div_r(&st->div_packets, n) * st->payload_bytes)
+		return 0;
+	/* late, or a bad index (a frame beyond the window pushes it in 2b, as the serial steps do) */
+	if (frame >= GI_RING_FRAME_LIMIT || frame < st->next_pub || index >= st->packets)
+		return 0;
+	/* a copy already in its frame from an earlier batch: the serial steps count it */
+	const struct gi_frame_slot *s = gi_stream_slot(st, frame);
+	if (gi_frame_is_open(s, frame) && (gi_frame_bitmap((struct gi_frame_slot *)s)[index >> 6] >> (index & 63) & 1))
+		return 0;
+	r->frame = frame;
+	r->index = index;
+	return 1;
+}
+
+/*
+ * 2a, second part: `r` after `p`, the stream's previous record in the
+ * batch (NULL for its first, which gi_seq_fast_place() checked against the
+ * stream).  Both placed.  1: the run goes on.
+ */
+GI_HD static inline uint32_t gi_seq_fast_link(const struct gi_stream_rt *st, const struct gi_rec *r,
+					      const struct gi_rec *p)
+{
+	if (!p)
+		return 1;
+	if (r->frame < p->frame || (r->frame == p->frame && r->index <= p->index))
+		return 0; /* out of order, or a second copy */
+	if (p->pi.closes_frame && p->frame == r->frame)
+		return 0; /* late after its frame was closed */
+	if (r->pi.has_frame && st->fp.resync_frames) {
+		/* the serial steps' jump: from the running maximum, the batch-start
+		 * raw_max or the previous record's frame (frames only grow in a run) */
+		uint64_t top = GI_MAX(st->frame_base + (st->raw_max - st->raw_origin), p->frame);
+		if (gi_abs_u64((int64_t)(r->frame - top)) > st->fp.resync_frames)
+			return 0;
+	}
+	return 1;
+}
+
+/* 2b: the end of a frame's packets in the run: bits, counts, then publish or close. */
+GI_HD static inline void gi_seq_fast_frame_end(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame,
+					       uint32_t n, uint64_t *word, uint64_t bits, uint32_t closes, uint64_t now)
+{
+	if (word)
+		*word |= bits;
+	s->received += n;
+	GI_COUNTER_ADD(&st->c.packets, n);
+	GI_COUNTER_ADD(&st->c.bytes, (uint64_t)n * st->payload_bytes);
+	if (closes && frame >= st->next_pub)
+		gi_stream_advance(st, frame + 1, GI_FRAME_PARTIAL, now); /* the sender says it is done */
+	else if (s->received == s->expected)
+		gi_stream_publish_ready(st, now);
+}
+
+/*
+ * 2b for a stream whose parsed records all passed 2a (in deferred mode):
+ * what the serial steps would do, per frame instead of per packet.  The
+ * records go to GI_REC_PLACE for phase 3.  Returns 1 when the run stalled
+ * (see the top of this file), else 0.
+ */
+GI_HD static inline uint32_t gi_seq_fast_commit(struct gi_stream_rt *st, struct gi_batch_hdr *h, uint32_t si,
+						uint64_t now)
+{
+	struct gi_rec *rec = gi_batch_recs(h);
+	struct gi_frame_slot *s = NULL;
+	struct gi_rec *last = NULL;
+	uint64_t frame = 0, bits = 0, *word = NULL;
+	uint32_t n = 0, closes = 0, widx = 0, stalled = 0;
+
+	for (uint32_t i = 0; i < h->n; i++) {
+		struct gi_rec *r = &rec[i];
+		if (r->stream != si || r->state != GI_REC_PARSED)
+			continue;
+		if (!s || r->frame != frame) {
+			if (s)
+				gi_seq_fast_frame_end(st, s, frame, n, word, bits, closes, now);
+			frame = r->frame;
+			last = r;
+			/* gi_seq_locate()'s window push, at the frame's first packet */
+			if (frame - st->next_pub >= st->window)
+				gi_stream_advance(st, frame - st->window + 1, GI_FRAME_PARTIAL, now);
+			s = gi_stream_slot(st, frame);
+			if (!gi_frame_is_open(s, frame)) {
+				/* gi_seq_open()'s stall: the slot's frame is final but not yet visible */
+				if (st->pend_n && (s->seq & 1) && s->frame != frame) {
+					r->state = GI_REC_LOCATED;
+					st->stall = 1;
+					stalled = 1;
+					s = NULL;
+					break;
+				}
+				gi_frame_open(st, s, frame, r->pi.sensor_id, gi_seq_sensor_frame(st, &r->pi, frame),
+					      r->pi.timestamp, now);
+			}
+			if (frame > st->max_frame)
+				st->max_frame = frame;
+			if (frame < st->min_frame)
+				st->min_frame = frame;
+			n = 0;
+			word = NULL;
+		}
+		uint32_t w = r->index >> 6;
+		if (!word || w != widx) {
+			if (word)
+				*word |= bits;
+			widx = w;
+			word = &gi_frame_bitmap(s)[w];
+			bits = 0;
+		}
+		bits |= 1ull << (r->index & 63);
+		n++;
+		closes = r->pi.closes_frame;
+		last = r;
+		r->state = GI_REC_PLACE;
+	}
+	if (s)
+		gi_seq_fast_frame_end(st, s, frame, n, word, bits, closes, now);
+	if (!last)
+		return 0;
+	/* the sequence state after the last record located: every step was +1 */
+	st->seq_max += (uint64_t)last->rank + 1;
+	if (last->pi.has_frame) {
+		/* its sender frame number as the serial steps extend it */
+		uint64_t raw = st->raw_origin + (last->frame - st->frame_base);
+		if ((int64_t)(raw - st->raw_max) > 0)
+			st->raw_max = raw;
+	}
+	return stalled;
+}
+
+/* 2b's question, one worker per stream: did every parsed record of stream si pass 2a? */
+GI_HD static inline uint32_t gi_phase_run_ok(const struct gi_batch_hdr *h, uint32_t si)
+{
+	const struct gi_rec *rec = gi_batch_recs((struct gi_batch_hdr *)h);
+	uint32_t found = 0;
+
+	for (uint32_t i = 0; i < h->n; i++) {
+		if (rec[i].stream != si || rec[i].state != GI_REC_PARSED)
+			continue;
+		if (!rec[i].link)
+			return 0;
+		found = 1;
+	}
+	return found;
+}
+
+/*
+ * 2a on the GPU, first pass: worker w of nw places records w, w + nw, ...
+ * Each finds its stream's previous parsed record and its rank by scanning
+ * the records before it (shared memory: cheap next to one global load).
+ */
+GI_HD static inline void gi_phase_run_place(const struct gi_exec_ctx *ctx, struct gi_batch_hdr *h, uint32_t w,
+					    uint32_t nw)
+{
+	struct gi_rec *rec = gi_batch_recs(h);
+
+	for (uint32_t i = w; i < h->n; i += nw) {
+		struct gi_rec *r = &rec[i];
+		uint32_t rank = 0, prev = GI_REC_NONE;
+		r->fast = 0;
+		r->link = 0;
+		if (r->state != GI_REC_PARSED)
+			continue;
+		for (uint32_t j = i; j-- > 0;) {
+			if (rec[j].stream != r->stream || rec[j].state != GI_REC_PARSED)
+				continue;
+			if (prev == GI_REC_NONE)
+				prev = j;
+			rank++;
+		}
+		r->prev = (uint16_t)prev;
+		r->rank = (uint16_t)rank;
+		r->fast = (uint8_t)gi_seq_fast_place(&ctx->streams[r->stream], r, rank);
+	}
+}
+
+/* 2a on the GPU, second pass (after a barrier): each placed record against its predecessor. */
+GI_HD static inline void gi_phase_run_link(const struct gi_exec_ctx *ctx, struct gi_batch_hdr *h, uint32_t w,
+					   uint32_t nw)
+{
+	struct gi_rec *rec = gi_batch_recs(h);
+
+	for (uint32_t i = w; i < h->n; i += nw) {
+		struct gi_rec *r = &rec[i];
+		if (!r->fast)
+			continue;
+		const struct gi_rec *p = r->prev == GI_REC_NONE ? NULL : &rec[r->prev];
+		r->link = (uint8_t)((!p || p->fast) && gi_seq_fast_link(&ctx->streams[r->stream], r, p));
+	}
+}
+
+/*
+ * The serial steps for stream si: its records in batch order.  Returns 1
+ * when the stream stalled (another round is needed).
+ */
+GI_HD static inline uint32_t gi_phase_sequence_serial(struct gi_exec_ctx *ctx, uint32_t si, struct gi_batch_hdr *h,
 						      uint64_t now)
 {
 	struct gi_rec *rec = gi_batch_recs(h);
@@ -96,9 +365,26 @@ GI_HD static inline uint32_t gi_phase_sequence_stream(struct gi_exec_ctx *ctx, u
 }
 
 /*
- * Host form: one worker, every record in batch order; the streams it put
- * in deferred mode are listed in touched[] for phase 4.  Returns 1 when a
- * stream stalled.
+ * GPU form of 2b: the worker for stream si, after 2a.  Returns 1 when the
+ * stream stalled (another round is needed).
+ */
+GI_HD static inline uint32_t gi_phase_sequence_stream(struct gi_exec_ctx *ctx, uint32_t si, struct gi_batch_hdr *h,
+						      uint64_t now)
+{
+	if (h->round == 0 && gi_phase_run_ok(h, si)) {
+		struct gi_stream_rt *st = &ctx->streams[si];
+		gi_phase_sequence_begin(st);
+		GI_ATOMIC_ADD_U32(&h->runs, 1);
+		return gi_seq_fast_commit(st, h, si, now);
+	}
+	return gi_phase_sequence_serial(ctx, si, h, now);
+}
+
+/*
+ * Host form, one worker: 2a in one pass in batch order, then 2b per stream
+ * touched (in the order of their first record; streams are independent).
+ * The streams it put in deferred mode are listed in touched[] for phase 4.
+ * Returns 1 when a stream stalled.
  */
 GI_HD static inline uint32_t gi_phase_sequence_all(struct gi_exec_ctx *ctx, struct gi_batch_hdr *h, uint32_t max_pkts,
 						   uint64_t now)
@@ -117,8 +403,24 @@ GI_HD static inline uint32_t gi_phase_sequence_all(struct gi_exec_ctx *ctx, stru
 		if (!st->defer) {
 			gi_phase_sequence_begin(st);
 			touched[h->n_touched++] = r->stream;
+			st->run_ok = h->round == 0;
+			st->run_last = GI_REC_NONE;
 		}
-		more |= gi_phase_sequence_rec(st, h, r, now);
+		if (!st->run_ok)
+			continue;
+		struct gi_rec *p = st->run_last == GI_REC_NONE ? NULL : &rec[st->run_last];
+		r->rank = (uint16_t)(p ? p->rank + 1 : 0);
+		st->run_ok = gi_seq_fast_place(st, r, r->rank) && gi_seq_fast_link(st, r, p);
+		st->run_last = i;
+	}
+	for (uint32_t k = 0; k < h->n_touched; k++) {
+		uint32_t si = touched[k];
+		struct gi_stream_rt *st = &ctx->streams[si];
+		if (st->run_ok) {
+			more |= gi_seq_fast_commit(st, h, si, now);
+			h->runs++;
+		} else
+			more |= gi_phase_sequence_serial(ctx, si, h, now);
 	}
 	return more;
 }

@@ -120,6 +120,9 @@ struct gi_stream_rt {
 	 */
 	uint32_t defer;
 	uint32_t stall;
+	/* the host's phase 2a, one worker in batch order (phase_sequence.h) */
+	uint32_t run_ok;          /* the stream's records so far form one in-order run */
+	uint32_t run_last;        /* its last parsed record so far, GI_REC_NONE */
 	uint64_t vis_next;        /* next_frame as consumers last saw it */
 	uint64_t pend_n;
 	uint64_t pend_lo;
@@ -637,6 +640,14 @@ GI_HD static inline int gi_seq_locate(struct gi_stream_rt *st, const struct gi_p
 	return GI_SEQ_PLACE;
 }
 
+/* The frame number a frame's header carries: the sender's (its width), or the count since the epoch began. */
+GI_HD static inline uint64_t gi_seq_sensor_frame(const struct gi_stream_rt *st, const struct gi_pkt_info *pi,
+						 uint64_t frame)
+{
+	return pi->has_frame ? (pi->frame & ((st->fp.frame_bits >= 64 ? 0 : 1ull << st->fp.frame_bits) - 1))
+			     : frame - st->frame_base;
+}
+
 /*
  * Step 2.  Open the packet's frame if it is not, and claim its bit: the
  * first copy is placed, any other is a duplicate (counted here).  One
@@ -654,10 +665,7 @@ GI_HD static inline int gi_seq_open(struct gi_stream_rt *st, const struct gi_pkt
 			st->stall = 1;
 			return GI_SEQ_STALL;
 		}
-		gi_frame_open(st, s, frame, pi->sensor_id,
-			      pi->has_frame ? (pi->frame & ((st->fp.frame_bits >= 64 ? 0 : 1ull << st->fp.frame_bits) - 1))
-					   : frame - st->frame_base,
-			      pi->timestamp, now);
+		gi_frame_open(st, s, frame, pi->sensor_id, gi_seq_sensor_frame(st, pi, frame), pi->timestamp, now);
 	}
 	uint64_t bit = 1ull << (index & 63);
 	uint64_t *word = &gi_frame_bitmap(s)[index >> 6];

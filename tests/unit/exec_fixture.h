@@ -30,6 +30,10 @@
 #include <string.h>
 
 #include "kernels/executor.h"
+#include "kernels/phase_commit.h"
+#include "kernels/phase_parse.h"
+#include "kernels/phase_place.h"
+#include "kernels/phase_sequence.h"
 
 #define EXF_MAX_STREAMS 4
 #define EXF_PKT_MAX 2048 /* bytes per queued packet buffer (= TP_MAX) */
@@ -72,6 +76,8 @@ struct exec_fixture {
 	struct exec_fixture *twin;    /* the same batches through the phased executor (exf_new only) */
 	struct gi_batch_hdr *twin_scratch;
 	uint32_t twin_stalls;         /* phased batches that took more than one round */
+	uint32_t twin_runs;           /* streams the phased batches sequenced as one in-order run */
+	uint32_t twin_gpu_form;       /* the twin splits its phases as the GPU does (exf_phases_gpu_form) */
 };
 
 /* Stream s takes UDP port `port` on port 0 (one stream per UDP port). */
@@ -227,6 +233,38 @@ static inline void exf_free(struct exec_fixture *f)
 	free(f);
 }
 
+/*
+ * One slot through the phases, split among workers as the GPU's CTA splits
+ * them (a thread per record, per stream, a warp per payload), each worker
+ * played in turn between the barriers: the GPU form of every phase, on the
+ * host.  kernels/exec_cuda.cu runs the same calls.
+ */
+static inline void exf_phases_gpu_form(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr,
+				       struct gi_batch_slot *slot, uint32_t max_pkts, uint32_t split, uint64_t now,
+				       struct gi_batch_hdr *h)
+{
+	uint32_t more;
+
+	gi_batch_begin(h, GI_MIN(slot->n_pkts, max_pkts));
+	for (uint32_t k = 0; k < 5; k++)
+		gi_phase_parse(ctx, GI_GROUP_ANY, slot, max_pkts, split, h, 1, k, 5);
+	for (uint32_t k = 0; k < 4; k++) /* 2a: place every record, then (a barrier) link */
+		gi_phase_run_place(ctx, h, k, 4);
+	for (uint32_t k = 0; k < 3; k++)
+		gi_phase_run_link(ctx, h, k, 3);
+	do {
+		more = 0;
+		for (uint32_t s = 0; s < ctx->n_streams; s++)
+			more |= gi_phase_sequence_stream(ctx, s, h, now);
+		for (uint32_t k = 0; k < 3; k++) /* three warps, each playing its 32 lanes */
+			gi_phase_place(ctx, slot, max_pkts, split, h, k, 3, 0, 32);
+		for (uint32_t s = 0; s < ctx->n_streams; s++)
+			gi_stream_make_visible(&ctx->streams[s]);
+		h->round++;
+	} while (more);
+	gi_batch_end(h, ctr);
+}
+
 /* Hand the queued packets to the executor as one batch on port 0. */
 static inline void flush_batch(struct exec_fixture *f)
 {
@@ -236,9 +274,14 @@ static inline void flush_batch(struct exec_fixture *f)
 	gi_exec_slot_host(&f->ctx, &f->ctr, s, f->conf.maxb, f->conf.split ? 1 : 0, f->now);
 	if (f->twin) {
 		exf_twin_config(f);
-		gi_exec_slot_phased(&f->twin->ctx, &f->twin->ctr, GI_GROUP_ANY, s, f->conf.maxb, f->conf.split ? 1 : 0,
-				    f->now, f->twin_scratch);
+		if (f->twin_gpu_form)
+			exf_phases_gpu_form(&f->twin->ctx, &f->twin->ctr, s, f->conf.maxb, f->conf.split ? 1 : 0, f->now,
+					    f->twin_scratch);
+		else
+			gi_exec_slot_phased(&f->twin->ctx, &f->twin->ctr, GI_GROUP_ANY, s, f->conf.maxb,
+					    f->conf.split ? 1 : 0, f->now, f->twin_scratch);
 		f->twin_stalls += f->twin_scratch->round > 1;
+		f->twin_runs += f->twin_scratch->runs;
 		exf_twin_check(f, "a batch");
 	}
 	f->fed += f->n;

@@ -183,27 +183,6 @@ static void assert_same_world(const struct exec_fixture *a, const struct exec_fi
 	assert_int_equal(a->ctr.batches, b->ctr.batches);
 }
 
-/* One slot through the phases, split among workers as the GPU splits them. */
-static void phases_as_gpu(struct exec_fixture *w, struct gi_batch_slot *slot, uint32_t split, uint64_t now,
-			  struct gi_batch_hdr *h)
-{
-	gi_batch_begin(h, GI_MIN(slot->n_pkts, (uint32_t)MAXB));
-	for (uint32_t k = 0; k < 5; k++)
-		gi_phase_parse(&w->ctx, GI_GROUP_ANY, slot, MAXB, split, h, 1, k, 5);
-	uint32_t more;
-	do {
-		more = 0;
-		for (uint32_t s = 0; s < NSTREAMS; s++)
-			more |= gi_phase_sequence_stream(&w->ctx, s, h, now);
-		for (uint32_t k = 0; k < 3; k++) /* three warps, each playing its 32 lanes */
-			gi_phase_place(&w->ctx, slot, MAXB, split, h, k, 3, 0, 32);
-		for (uint32_t s = 0; s < NSTREAMS; s++)
-			gi_stream_make_visible(&w->st[s]);
-		h->round++;
-	} while (more);
-	gi_batch_end(h, &w->ctr);
-}
-
 /* Serial reference vs the phases split among workers and lanes, slot by slot. */
 static void run_phases_vs_serial(int split)
 {
@@ -232,7 +211,7 @@ static void run_phases_vs_serial(int split)
 		memset(staged, 0xa5, ring->slot_stride); /* whatever the stage does not copy must not be read */
 		for (uint32_t k = 0; k < 7; k++)
 			assert_int_equal(gi_slot_stage(staged, slot, MAXB, (uint32_t)split, k, 7), n);
-		phases_as_gpu(&wp, staged, (uint32_t)split, now, h);
+		exf_phases_gpu_form(&wp.ctx, &wp.ctr, staged, MAXB, (uint32_t)split, now, h);
 	}
 	for (int s = 0; s < NSTREAMS; s++) {
 		gi_stream_flush(&ref.st[s], now);

@@ -10,7 +10,12 @@
  *    batch sizes — and frame rings only one slot larger than the reorder
  *    window, so that batches span the whole ring and phase 2 must stall and
  *    take more rounds.  The fixture (exec_fixture.h) runs every batch
- *    through both paths and compares every frame ring byte and counter.
+ *    through both paths and compares every frame ring byte and counter;
+ *    every other seed splits the phases among workers as the GPU does.
+ *  - Lying senders: sequence numbers that step by one while packet indices
+ *    repeat, frame numbers jump and frames close early, so that phase 2's
+ *    run checks, not the sequence numbers, must send them the serial way.
+ *  - Long clean runs of a 4-bit count (whole batches of one stream).
  *  - The host executor with two worker threads on two rings (two ring
  *    groups), fed by a producer thread, against the serial path (under
  *    ThreadSanitizer this is the workers' isolation check).
@@ -181,9 +186,10 @@ static void run_random(struct exec_fixture *f, uint64_t seed, uint32_t n_pkts)
 static void test_random_traffic(void **state)
 {
 	(void)state;
-	uint32_t rounds = 0;
+	uint32_t rounds = 0, runs = 0;
 	for (uint64_t seed = 1; seed <= 12; seed++) {
 		struct exec_fixture *f = exf_new(&world);
+		f->twin_gpu_form = seed % 2; /* the host's phases, or the GPU's split among workers */
 		run_random(f, seed, 3000);
 		/* everything happened that the traffic was built for */
 		assert_true(f->st[S_SEQ].c.duplicates > 0 && f->st[S_SEQ].c.late > 0 && f->st[S_SEQ].c.lost > 0);
@@ -192,11 +198,148 @@ static void test_random_traffic(void **state)
 		assert_true(f->st[S_RESTART].c.resyncs >= 1); /* and back, for a packet held back across the jump */
 		assert_true(f->ctr.drops[GI_DROP_MALFORMED_IP] + f->ctr.drops[GI_DROP_NO_STREAM] > 0);
 		rounds += f->twin_stalls;
+		runs += f->twin_runs;
 		exf_free(f);
 	}
-	/* batches spanning the ring made phase 2 stall and take more rounds */
-	print_message("phased batches that needed more than one round: %u\n", rounds);
+	/* batches spanning the ring made phase 2 stall and take more rounds;
+	 * clean stretches went through phase 2's run path (the impairments
+	 * above through its serial steps: the run path never counts them) */
+	print_message("phased batches that needed more than one round: %u; streams sequenced as runs: %u\n",
+		      rounds, runs);
 	assert_true(rounds > 0);
+	assert_true(runs > 100);
+}
+
+/*
+ * Senders whose sequence numbers always step by one but whose other fields
+ * lie: a udp_seq sender that repeats, skips or invents packet indices and
+ * moves its frame number back, past the window or past resync_frames (1,
+ * inside the window), and
+ * a rocev2 sender that ends frames (WRITE with immediate) in the middle,
+ * names the wrong VA or sends a short payload; and a udp_seq sender with
+ * 8-bit frame numbers that leap 70 frames at a time.  Every packet is then next in
+ * sequence, so only phase 2's run checks on position, closing and copies
+ * already placed keep it from taking them as a run; the serial path is the
+ * judge (the fixture compares every batch).
+ */
+static void run_lies(struct exec_fixture *f, uint64_t seed, uint32_t n_pkts)
+{
+	uint8_t buf[TP_MAX];
+	uint32_t batch = 1; /* each stream's first packet alone: it has started when the lies begin */
+	uint64_t seq[3] = { 0, 0, 0 };
+	uint32_t last_idx = 0, shift = 0, leap = 0;
+
+	rng_state = seed * 0x2545f4914f6cdd1dull + 7;
+	for (uint32_t sent = 0; sent < n_pkts; sent++) {
+		if (sent == 2 || (sent > 2 && chance(20))) {
+			/* 8-bit frame numbers that leap 70 frames now and then: two leaps in
+			 * one batch go past half the counter's range from where it began */
+			uint64_t n = seq[2]++;
+			if (n > 0 && chance(25))
+				leap += 70;
+			struct tp_opts o = { .udp_dst = 6000, .vlan = -1 };
+			struct gi_udp_seq h = { .stream_id = 40, .packets_per_frame = PPF, .seq = (uint32_t)n,
+						.frame = (uint32_t)(n / PPF + leap) & 0xff, .pkt_index = (uint16_t)(n % PPF),
+						.payload_len = PAYLOAD, .timestamp_ns = 100 + n };
+			queue_raw(f, buf, tp_build(buf, &o, &h));
+		} else if (sent == 0 || (sent > 2 && rnd() % 2)) {
+			uint64_t n = seq[0]++;
+			uint32_t frame = 3 + shift + (uint32_t)(n / PPF), idx = (uint32_t)(n % PPF);
+			if (n > 0 && chance(8))
+				idx = last_idx; /* the same place as the packet before */
+			else if (n > 0 && chance(4))
+				idx = (idx + 2) % PPF; /* a place skipped, one taken twice later */
+			if (n > 0 && chance(n < 2 * PPF ? 50 : 3))
+				frame -= 1; /* back into the frame before (at first, before the first one) */
+			else if (n > 0 && chance(2))
+				frame += WINDOW + 1; /* beyond the window: a push */
+			else if (n > 0 && chance(2))
+				shift += 2; /* from now on: inside the window, beyond resync_frames (1): a restart */
+			last_idx = idx;
+			if (n > 0 && chance(1))
+				idx = PPF + (uint32_t)(rnd() % 3); /* no such place */
+			struct tp_opts o = { .udp_dst = 6003, .vlan = -1 };
+			struct gi_udp_seq h = { .stream_id = 43, .packets_per_frame = PPF, .seq = (uint32_t)n, .frame = frame,
+						.pkt_index = (uint16_t)idx, .payload_len = PAYLOAD, .timestamp_ns = 100 + n };
+			queue_raw(f, buf, tp_build(buf, &o, &h));
+		} else {
+			uint64_t n = seq[1]++;
+			uint32_t frame = (uint32_t)(n / PPF), idx = (uint32_t)(n % PPF);
+			uint8_t op = idx == 0 ? GI_ROCEV2_UC | GI_ROCEV2_WRITE_FIRST
+				     : idx == PPF - 1 || chance(15) ? GI_ROCEV2_UC | GI_ROCEV2_WRITE_LAST_IMM
+								     : GI_ROCEV2_UC | GI_ROCEV2_WRITE_MIDDLE;
+			struct rp p = { .opcode = op, .qp = QP, .psn = (uint32_t)(n & 0xffffff), .plen = PAYLOAD,
+					.va = ROCE_BASE + (uint64_t)frame * PPF * PAYLOAD, .dma_len = PPF * PAYLOAD,
+					.pad = -1, .seed = gi_pattern_seed(QP & 0xffff, frame), .off = (uint64_t)idx * PAYLOAD };
+			if (idx == 0 && n > 0 && chance(10))
+				p.va += PAYLOAD; /* a RETH that names another place than its PSN */
+			if (n > 0 && chance(2))
+				p.plen = PAYLOAD - 4; /* a payload of the wrong size */
+			queue_raw(f, buf, rp_build(buf, &p));
+		}
+		if (f->n >= batch) {
+			flush_batch(f);
+			f->now += 1000;
+			batch = sent < 2 ? 1 : 1 + (uint32_t)(rnd() % MAXB);
+		}
+	}
+	if (f->n)
+		flush_batch(f);
+	for (int s = 0; s < N_STREAMS; s++)
+		exf_flush(f, s, f->now);
+	assert_int_equal(accounted(f), f->fed);
+}
+
+static void test_lying_senders(void **state)
+{
+	(void)state;
+	uint32_t runs = 0;
+	for (uint64_t seed = 1; seed <= 12; seed++) {
+		struct exec_fixture *f = exf_new(&world);
+		f->twin_gpu_form = seed % 2;
+		f->st[S_RESTART].fp.resync_frames = 1; /* a jump of two frames is a restart */
+		f->st[S_SEQ].fp.frame_bits = 8;
+		run_lies(f, seed, 3000);
+		const struct gi_stream_counters *c = &f->st[S_RESTART].c;
+		assert_true(c->duplicates > 0 && c->late > 0 && c->resyncs > 0 && c->frames[GI_FRAMES_PARTIAL] > 0);
+		assert_true(f->ctr.drops[GI_DROP_MALFORMED_INDEX] > 0 && f->ctr.drops[GI_DROP_ROCEV2_VA] > 0 &&
+			    f->ctr.drops[GI_DROP_MALFORMED_GEOMETRY] > 0 && f->st[S_ROCE].c.late > 0);
+		runs += f->twin_runs;
+		exf_free(f);
+	}
+	print_message("streams sequenced as runs among the lies: %u\n", runs);
+	assert_true(runs > 100);
+}
+
+/*
+ * Long clean runs: whole batches of one VITA 49 stream, whose 4-bit count
+ * wraps four times in a batch, so a record's rank (not its count) must
+ * give its place; now and then a packet lost.  Both forms of the phases.
+ */
+static void test_long_runs(void **state)
+{
+	(void)state;
+	uint8_t buf[TP_MAX];
+	for (uint32_t form = 0; form < 2; form++) {
+		struct exec_fixture *f = exf_new(&world);
+		f->twin_gpu_form = form;
+		rng_state = 99 + form;
+		for (uint64_t n = 0; n < 40 * MAXB; n++) {
+			if (n > 0 && chance(1))
+				continue; /* lost */
+			queue_raw(f, buf, build_pkt(S_VITA, n, buf));
+			if (f->n == MAXB || n == 0) {
+				flush_batch(f);
+				f->now += 1000;
+			}
+		}
+		if (f->n)
+			flush_batch(f);
+		exf_flush(f, S_VITA, f->now);
+		assert_int_equal(accounted(f), f->fed);
+		assert_true(f->st[S_VITA].c.lost > 0 && f->twin_runs > 10);
+		exf_free(f);
+	}
 }
 
 /* ---- the host executor's worker threads ----------------------------------------- */
@@ -466,6 +609,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_traffic),
+		cmocka_unit_test(test_lying_senders),
+		cmocka_unit_test(test_long_runs),
 		cmocka_unit_test(test_two_worker_threads),
 		cmocka_unit_test(test_inline_refuses_split_group),
 		cmocka_unit_test(test_divide_free),
