@@ -4,17 +4,19 @@
  * throughput against a plain memcpy of the same bytes.
  *
  *   exec_bench --pcap FILE --format F --packets P --payload B [--passes N] [--batch M] [--mode exec|memcpy|both]
+ *              [--pipeline phased|serial]
  *
  * The pcap comes from `gpuingest-sim --port pcap:FILE` with one stream of
  * format F (udp_seq, rocev2, vita49, custom) and geometry P x B; the stream
  * is set up as the simulator's defaults describe it (rocev2 QP 256 on 4791,
  * VRT stream ID 0 on 5000, the custom map of GI_BENCH_CUSTOM_SPEC on 5000).
- * Packets are handed to gi_exec_slot_host() M at a time, exactly as the host
- * executor runs one batch slot.
+ * Packets are handed to the executor M at a time, exactly as a host worker
+ * runs one batch slot: gi_exec_slot_phased() (the default pipeline, on one
+ * worker) or gi_exec_slot_host() (--pipeline serial, the reference).
  *
  * --passes N > 1 replays the file N times (udp_seq only: each pass rewrites
  * the seq and frame numbers so that every packet is new to the stream).
- * Only the calls to gi_exec_slot_host() (or the memcpy loop) are timed; with
+ * Only the calls to the executor (or the memcpy loop) are timed; with
  * --mode both the two alternate pass by pass, and the GB/s figures are the
  * medians over the passes after the first (a warm-up).
  * The memcpy ceiling copies each packet's payload to where the executor
@@ -154,14 +156,15 @@ static void renumber_udp_seq(struct pkt_set *ps, uint32_t packets_per_frame)
 
 int main(int argc, char **argv)
 {
-	const char *pcap = NULL, *mode = "exec", *fmt_name = "udp_seq";
+	const char *pcap = NULL, *mode = "exec", *fmt_name = "udp_seq", *pipeline = "phased";
 	int format = GI_FORMAT_UDP_SEQ;
 	uint32_t ppf = 64, payload = 1024, passes = 1, batch = 64;
 	static const struct option opts[] = {
 		{ "pcap", required_argument, NULL, 'f' },   { "format", required_argument, NULL, 'F' },
 		{ "packets", required_argument, NULL, 'p' }, { "payload", required_argument, NULL, 'b' },
 		{ "passes", required_argument, NULL, 'n' },  { "batch", required_argument, NULL, 'm' },
-		{ "mode", required_argument, NULL, 'M' },    { NULL, 0, NULL, 0 },
+		{ "mode", required_argument, NULL, 'M' },    { "pipeline", required_argument, NULL, 'P' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -173,13 +176,16 @@ int main(int argc, char **argv)
 		case 'n': passes = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'm': batch = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'M': mode = optarg; break;
+		case 'P': pipeline = optarg; break;
 		default: return 2;
 		}
 	}
+	int phased = strcmp(pipeline, "phased") == 0;
 	if (!pcap || format < 0 || !ppf || !payload || !passes || !batch || batch > 4096 ||
-	    (passes > 1 && format != GI_FORMAT_UDP_SEQ)) {
+	    (passes > 1 && format != GI_FORMAT_UDP_SEQ) || (!phased && strcmp(pipeline, "serial") != 0)) {
 		fprintf(stderr, "usage: exec_bench --pcap FILE --format udp_seq|rocev2|vita49|custom --packets P "
-				"--payload B [--passes N (udp_seq)] [--batch M] [--mode exec|memcpy|both]\n");
+				"--payload B [--passes N (udp_seq)] [--batch M] [--mode exec|memcpy|both] "
+				"[--pipeline phased|serial]\n");
 		return 2;
 	}
 	struct pkt_set ps = { 0 };
@@ -212,6 +218,7 @@ int main(int argc, char **argv)
 	memset(ring, 0, rb);
 	gi_ring_init(ring, 4, batch, 0);
 	struct gi_batch_slot *slot = gi_ring_slot(ring, 0);
+	struct gi_batch_hdr *scratch = aligned_alloc(64, (gi_batch_scratch_bytes(batch) + 63) & ~63ull);
 
 	uint64_t exec_ns = 0, copy_ns = 0, copy_bytes = 0, fed = 0, placed_before = 0;
 	/* per pass: GB/s of each, so that the medians can be compared (a shared VM drifts) */
@@ -233,7 +240,10 @@ int main(int argc, char **argv)
 				slot->n_pkts = k;
 				slot->port = 0;
 				uint64_t t0 = now_ns();
-				gi_exec_slot_host(&ctx, &ctr, slot, batch, 0, t0);
+				if (phased)
+					gi_exec_slot_phased(&ctx, &ctr, GI_GROUP_ANY, slot, batch, 0, t0, scratch);
+				else
+					gi_exec_slot_host(&ctx, &ctr, slot, batch, 0, t0);
 				exec_ns += now_ns() - t0;
 				fed += k;
 			}
@@ -267,11 +277,11 @@ int main(int argc, char **argv)
 	for (int r = 0; r < GI_DROP__COUNT; r++)
 		drops += ctr.drops[r];
 	double gbps = med_exec, copy_gbps = med_copy;
-	printf("{\"format\": \"%s\", \"pcap_packets\": %u, \"passes\": %u, \"fed\": %llu, \"placed\": %llu, "
+	printf("{\"format\": \"%s\", \"pipeline\": \"%s\", \"pcap_packets\": %u, \"passes\": %u, \"fed\": %llu, \"placed\": %llu, "
 	       "\"placed_bytes\": %llu, \"drops\": %llu, \"duplicates\": %llu, \"late\": %llu, \"frames_complete\": %llu, "
 	       "\"exec_ns\": %llu, \"exec_GBps_median\": %.3f, \"exec_Mpps\": %.3f, \"memcpy_bytes\": %llu, \"memcpy_ns\": %llu, "
 	       "\"memcpy_GBps_median\": %.3f, \"ratio\": %.3f}\n",
-	       fmt_name,
+	       fmt_name, pipeline,
 	       ps.n, passes, (unsigned long long)fed, (unsigned long long)st.c.packets,
 	       (unsigned long long)st.c.bytes, (unsigned long long)drops, (unsigned long long)st.c.duplicates,
 	       (unsigned long long)st.c.late, (unsigned long long)st.c.frames[GI_FRAMES_COMPLETE],
@@ -281,6 +291,7 @@ int main(int argc, char **argv)
 	free(pass_exec);
 	free(pass_copy);
 	free(ring);
+	free(scratch);
 	free(map);
 	free(ring_mem);
 	free(ps.mem);

@@ -2,12 +2,16 @@
 # instr.sh — instructions per packet, counted by valgrind's callgrind (exact
 # and repeatable, unlike timings on a shared VM):
 #   executor: bench/exec_bench on a gpuingest-sim pcap of each format,
-#             collected inside gi_exec_slot_host() only;
+#             collected inside gi_exec_slot_phased() (the default
+#             pipeline) and, for reference, gi_exec_slot_host() (serial);
+#             the payload copy (the libc memcpy/memmove it calls) is
+#             counted apart, so Ir/pkt excl. copy is the executor's own work;
 #   rx lcore: gpuingestd on net_null under callgrind, collected inside
 #             gi_rx_lcore_main() only (rte_eth_rx_burst of net_null, batch
 #             building, reaping and freeing mbufs: the whole rx lcore).
 #
-#   bench/instr.sh [BUILD_DIR]    (as root for the rx part; FORMATS, PAYLOAD=1024, FRAMES=64, RX=1)
+#   bench/instr.sh [BUILD_DIR]    (as root for the rx part; FORMATS, PAYLOAD=1024, PPF=64, FRAMES=64,
+#                                  PIPELINES="phased serial", RX=1)
 #
 # Prints one table row per format, then the rx lcore's row.
 set -euo pipefail
@@ -17,6 +21,7 @@ PAYLOAD=${PAYLOAD:-1024}
 PPF=${PPF:-64}
 FRAMES=${FRAMES:-64}
 RX=${RX:-1}
+PIPELINES=${PIPELINES:-"phased serial"}
 SIM=$BUILD/tools/gpuingest-sim
 EXEC=$BUILD/bench/exec_bench
 GPUINGESTD=$BUILD/daemon/gpuingestd
@@ -29,20 +34,31 @@ trap 'rm -rf "$T"' EXIT
 
 # Ir inside the toggled function, from a callgrind output file
 ir_of() { awk '/^summary:/ {print $2}' "$1"; }
+# of which in libc's memcpy/memmove (the payload copy; self cost, they call nothing)
+copy_ir_of() {
+  callgrind_annotate --threshold=100 "$1" 2>/dev/null |
+    awk '/mem(cpy|move)/ { gsub(",", "", $1); s += $1 } END { print s + 0 }'
+}
 
-printf "%-10s %9s %10s %12s %10s\n" format packets placed Ir_in_exec Ir/packet
+printf "%-10s %-7s %9s %10s %12s %10s %10s %13s\n" format pipe packets placed Ir_in_exec Ir/packet copy/pkt Ir/pkt_excl_copy
 for f in $FORMATS; do
   extra=()
   [ "$f" = custom ] && extra=(--custom "$CUSTOM_SPEC")
   "$SIM" --port "pcap:$T/$f.pcap" --format "$f" "${extra[@]}" --frames "$FRAMES" --packets-per-frame "$PPF" \
     --payload "$PAYLOAD" >"$T/$f.sim.json" 2>"$T/$f.sim.log"
-  valgrind --tool=callgrind --callgrind-out-file="$T/$f.cg" --toggle-collect=gi_exec_slot_host \
-    "$EXEC" --pcap "$T/$f.pcap" --format "$f" --packets "$PPF" --payload "$PAYLOAD" >"$T/$f.json" 2>"$T/$f.vg"
-  python3 - "$f" "$T/$f.json" "$(ir_of "$T/$f.cg")" <<'PY'
+  for p in $PIPELINES; do
+    fn=gi_exec_slot_phased
+    [ "$p" = serial ] && fn=gi_exec_slot_host
+    valgrind --tool=callgrind --callgrind-out-file="$T/$f.$p.cg" --toggle-collect=$fn \
+      "$EXEC" --pcap "$T/$f.pcap" --format "$f" --packets "$PPF" --payload "$PAYLOAD" --pipeline "$p" \
+      >"$T/$f.$p.json" 2>"$T/$f.$p.vg"
+    python3 - "$f" "$p" "$T/$f.$p.json" "$(ir_of "$T/$f.$p.cg")" "$(copy_ir_of "$T/$f.$p.cg")" <<'PY'
 import json, sys
-f, j, ir = sys.argv[1], json.load(open(sys.argv[2])), int(sys.argv[3])
-print(f"{f:<10} {j['fed']:>9} {j['placed']:>10} {ir:>12} {ir / j['fed']:>10.1f}")
+f, p, j, ir, cp = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3])), int(sys.argv[4]), int(sys.argv[5])
+n = j['fed']
+print(f"{f:<10} {p:<7} {n:>9} {j['placed']:>10} {ir:>12} {ir / n:>10.1f} {cp / n:>10.1f} {(ir - cp) / n:>13.1f}")
 PY
+  done
 done
 
 if [ "$RX" = 1 ]; then

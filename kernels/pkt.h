@@ -36,6 +36,12 @@ struct gi_l4 {
 #define GI_ETHERTYPE_QINQ 0x88a8u
 #define GI_IPPROTO_UDP 17u
 
+/*
+ * Big-endian loads at any alignment.  The GPU has no unaligned loads, so
+ * it reads bytes; the host loads the word and swaps it (two instructions,
+ * where gcc does not always merge the byte loads itself).
+ */
+#if defined(__CUDA_ARCH__)
 GI_HD static inline uint16_t gi_be16(const uint8_t *p)
 {
 	return (uint16_t)((p[0] << 8) | p[1]);
@@ -50,6 +56,31 @@ GI_HD static inline uint64_t gi_be64(const uint8_t *p)
 {
 	return ((uint64_t)gi_be32(p) << 32) | gi_be32(p + 4);
 }
+#else
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "gpuingest's host code assumes a little-endian CPU (x86-64, arm64)"
+#endif
+static inline uint16_t gi_be16(const uint8_t *p)
+{
+	uint16_t v;
+	__builtin_memcpy(&v, p, sizeof(v));
+	return __builtin_bswap16(v);
+}
+
+static inline uint32_t gi_be32(const uint8_t *p)
+{
+	uint32_t v;
+	__builtin_memcpy(&v, p, sizeof(v));
+	return __builtin_bswap32(v);
+}
+
+static inline uint64_t gi_be64(const uint8_t *p)
+{
+	uint64_t v;
+	__builtin_memcpy(&v, p, sizeof(v));
+	return __builtin_bswap64(v);
+}
+#endif
 
 GI_HD static inline void gi_put_be16(uint8_t *p, uint16_t v)
 {
