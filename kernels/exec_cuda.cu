@@ -22,7 +22,8 @@
  *               one in-order run (two passes: place, then link)
  *   2b sequence a thread per stream of the group: per frame of the run, or
  *               its packets in order through the serial steps
- *   3  place    a warp per packet, 16-byte chunks per lane
+ *   3  place    a lane per 16-byte chunk: a warp per payload, or several
+ *               payloads per warp when they are small (gi_cuda_place_lanes)
  *   4  commit   a thread per stream: final frames become visible
  *   (2-4 again while a stream stalled on a busy slot)
  *   end         thread 0: batch counters, then every thread mirrors them,
@@ -136,6 +137,7 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
 	const uint32_t tid = threadIdx.x, nt = blockDim.x, g = blockIdx.x;
 	const uint32_t lane = tid % 32, warp = tid / 32, nwarps = (nt + 31) / 32;
+	const uint32_t per_warp = 32u / a.groups[blockIdx.x].lanes; /* payloads a warp copies at once */
 	const uint32_t ri = cc->ring;
 	const uint64_t idx = cc->idx, now = cc->now;
 	const struct gi_cuda_ring cr = a.rings[ri];
@@ -164,7 +166,8 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 			if (gi_phase_sequence_stream(ctx, a.group_streams[grp.first_stream + k], h, now))
 				GI_ATOMIC_ADD_U32(&h->more, 1);
 		__syncthreads();
-		gi_phase_place(ctx, stg, cr.max_pkts, cr.split, h, warp, nwarps, lane, 32);
+		gi_phase_place(ctx, stg, cr.max_pkts, cr.split, h, warp * per_warp + lane / grp.lanes, nwarps * per_warp,
+			       lane % grp.lanes, grp.lanes);
 		__syncthreads(); /* every payload store before any commit's release */
 		for (uint32_t k = tid; k < grp.n_streams; k += nt)
 			gi_stream_make_visible(&ctx->streams[a.group_streams[grp.first_stream + k]]);
@@ -216,10 +219,11 @@ __device__ static void gi_cta_tick(const struct gi_cuda_args &a, uint64_t now, u
 
 /*
  * Thread 0 of a persistent CTA: wait for the next thing to do.  Reads each
- * ring's stop word, then (after a system fence) its head: a head read after
- * seeing stop is the final one.  `paused` is read after both: the host
- * clears it before it sets stop, so a CTA that sees every ring stopped also
- * sees paused == 0 and drains instead of leaving.
+ * ring's head; only when none has work, each ring's stop word, then (after
+ * a system fence) its head again: a head read after seeing stop is the
+ * final one.  `paused` is read after both: the host clears it before it
+ * sets stop, so a CTA that sees every ring stopped also sees paused == 0
+ * and drains instead of leaving.
  */
 __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_ctl *cc)
 {
@@ -228,13 +232,19 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 
 	for (;;) {
 		uint32_t all_stopped = 1, found = grp.n_rings;
-		for (uint32_t k = 0; k < grp.n_rings; k++) {
+		/* busy: one PCIe read per batch, the doorbell */
+		for (uint32_t k = 0; k < grp.n_rings && found == grp.n_rings; k++) {
+			uint32_t r = grp.first_ring + (cc->rr + k) % grp.n_rings;
+			if (GI_LOAD_ACQUIRE_U64(&a.rings[r].ring->head) != a.rings[r].tail)
+				found = k;
+		}
+		/* idle: stopped?  Each stop word, then (fenced) its head once more */
+		for (uint32_t k = 0; k < grp.n_rings && found == grp.n_rings; k++) {
 			uint32_t r = grp.first_ring + (cc->rr + k) % grp.n_rings;
 			const struct gi_batch_ring *ring = a.rings[r].ring;
 			all_stopped &= GI_LOAD_RELAXED_U64(&ring->stop) != 0;
 			__threadfence_system();
-			uint64_t head = GI_LOAD_ACQUIRE_U64(&ring->head);
-			if (found == grp.n_rings && head != a.rings[r].tail)
+			if (GI_LOAD_ACQUIRE_U64(&ring->head) != a.rings[r].tail)
 				found = k;
 		}
 		if (grp.n_rings == 0)

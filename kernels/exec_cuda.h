@@ -43,7 +43,23 @@ struct gi_cuda_ring {
 struct gi_cuda_group {
 	uint32_t first_ring, n_rings;     /* in gi_cuda_args.rings */
 	uint32_t first_stream, n_streams; /* in gi_cuda_args.group_streams */
+	uint32_t lanes;                   /* phase 3: lanes per payload (gi_cuda_place_lanes) */
+	uint32_t pad;
 };
+
+/*
+ * Phase 3's lanes per payload for a group whose largest payload is
+ * `max_payload` bytes: one lane per 16-byte chunk, a power of two up to a
+ * warp.  A warp copies 32 / lanes payloads at once, so 64-byte payloads do
+ * not leave 28 of 32 lanes idle waiting on memory.
+ */
+GI_HD static inline uint32_t gi_cuda_place_lanes(uint32_t max_payload)
+{
+	uint32_t chunks = (max_payload + 15u) / 16u, lanes = 1;
+	while (lanes < chunks && lanes < 32u)
+		lanes *= 2;
+	return lanes;
+}
 
 struct gi_cuda_state {
 	struct gi_exec_ctx ctx;      /* device streams, device map */

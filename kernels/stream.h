@@ -297,13 +297,44 @@ GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_fra
 }
 
 /*
+ * The frames finalised in a deferred round that are still invisible: pass
+ * 0 copies their metadata to the mirror, pass 1 stores their even seqlock
+ * words.  Pending frames sit in distinct slots (gi_seq_open() stalls
+ * rather than reuse one), so a scan of [pend_lo, pend_hi] — or of every
+ * slot when a resync spread them further apart — finds each exactly once;
+ * pass 0 changes nothing the scan reads, so both passes find the same ones.
+ */
+GI_HD static inline void gi_stream_pending_pass(struct gi_stream_rt *st, int pass)
+{
+	uint64_t n_slots = st->div_slots.d;
+	int range = st->pend_hi - st->pend_lo < n_slots;
+	uint64_t end = range ? st->pend_hi - st->pend_lo + 1 : n_slots;
+
+	for (uint64_t k = 0; k < end; k++) {
+		uint64_t f = range ? st->pend_lo + k : k;
+		struct gi_frame_slot *s = gi_stream_slot(st, f);
+		if (s->state == GI_FRAME_FILLING || !(range ? s->frame == f && s->seq == 2 * f + 1 : (s->seq & 1) != 0))
+			continue;
+		if (pass == 0) {
+			if (st->mirror)
+				gi_mirror_copy(st, s);
+			continue;
+		}
+		if (st->mirror)
+			GI_STORE_RELAXED_U64(&gi_stream_mirror_slot(st, s->frame)->seq, 2 * s->frame + 2);
+		GI_STORE_RELAXED_U64(&s->seq, 2 * s->frame + 2);
+	}
+}
+
+/*
  * End of a deferred round: every frame finalised since it began becomes
  * visible, then next_frame moves.  The caller has made every payload store
- * of the round visible to this thread (a barrier on the GPU); the fence
- * inside the first release then covers them.  Pending frames sit in
- * distinct slots (gi_seq_open() stalls rather than reuse one), so a scan of
- * [pend_lo, pend_hi] — or of every slot when a resync spread them further
- * apart — finds each exactly once.
+ * of the round visible to this thread (a barrier on the GPU); one release
+ * fence then covers every payload byte, bitmap bit and header word of all
+ * the round's frames before their even seqlock words, and a second orders
+ * those words before next_frame — two system fences per stream and round,
+ * however many frames it published, where the serial path pays two per
+ * frame.
  */
 GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st)
 {
@@ -312,24 +343,18 @@ GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st)
 	st->defer = 0;
 	st->stall = 0;
 	if (st->pend_n) {
-		uint64_t n_slots = st->div_slots.d;
-		if (st->pend_hi - st->pend_lo < n_slots) {
-			for (uint64_t f = st->pend_lo; f <= st->pend_hi; f++) {
-				struct gi_frame_slot *s = gi_stream_slot(st, f);
-				if (s->frame == f && s->seq == 2 * f + 1 && s->state != GI_FRAME_FILLING)
-					gi_frame_make_visible(st, s);
-			}
-		} else {
-			for (uint64_t k = 0; k < n_slots; k++) {
-				struct gi_frame_slot *s = gi_stream_slot(st, k);
-				if ((s->seq & 1) && s->state != GI_FRAME_FILLING)
-					gi_frame_make_visible(st, s);
-			}
-		}
+		gi_stream_pending_pass(st, 0);
+		GI_FENCE_RELEASE();
+		gi_stream_pending_pass(st, 1);
 		st->pend_n = 0;
 	}
-	if (st->next_pub != st->vis_next)
-		gi_stream_set_next(st, st->next_pub);
+	if (st->next_pub != st->vis_next) {
+		st->vis_next = st->next_pub;
+		GI_FENCE_RELEASE();
+		GI_STORE_RELAXED_U64(&st->ring->next_frame, st->next_pub);
+		if (st->mirror)
+			GI_STORE_RELAXED_U64(&st->mirror->next_frame, st->next_pub);
+	}
 }
 
 /* ---- the window ----------------------------------------------------------------- */

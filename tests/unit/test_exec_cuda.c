@@ -43,6 +43,7 @@ static uint8_t *write_count; /* one counter per byte of [count_lo, count_hi) */
 
 #include "gi_build_config.h"
 #include "kernels/cuda_drv.h"
+#include "kernels/exec_cuda.h"
 #include "kernels/executor.h"
 #include "kernels/phase_commit.h"
 #include "kernels/phase_parse.h"
@@ -263,6 +264,16 @@ static void test_phases_match_serial_split(void **state)
 }
 
 /* A corrupt n_pkts never takes the executor past the slot. */
+/* Phase 3 on the GPU: lanes per payload, a power of two from 1 to a warp. */
+static void test_place_lanes(void **state)
+{
+	(void)state;
+	static const uint32_t payload[] = { 0, 1, 16, 17, 64, 100, 256, 512, 513, 1024, 9000 };
+	static const uint32_t lanes[] = { 1, 1, 1, 2, 4, 8, 16, 32, 32, 32, 32 };
+	for (unsigned i = 0; i < sizeof(payload) / sizeof(payload[0]); i++)
+		assert_int_equal(gi_cuda_place_lanes(payload[i]), lanes[i]);
+}
+
 static void test_stage_clamps(void **state)
 {
 	(void)state;
@@ -489,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_phases_match_serial),
 		cmocka_unit_test(test_phases_match_serial_split),
 		cmocka_unit_test(test_stage_clamps),
+		cmocka_unit_test(test_place_lanes),
 		cmocka_unit_test(test_cuda_without_gpu_fails_cleanly),
 		cmocka_unit_test(test_auto_falls_back_to_host),
 		cmocka_unit_test(test_modes_and_bad_mode),
