@@ -75,6 +75,7 @@ struct gi_cta_ctl {
 	uint32_t dirty;     /* batches served since counters were mirrored */
 	uint32_t empty;     /* empty polls in a row (adaptive idle) */
 	uint32_t sleep_ns;
+	uint32_t ticked;    /* the last action was a tick */
 };
 GI_STATIC_ASSERT(sizeof(struct gi_cta_ctl) <= GI_CUDA_SMEM_CTL, "CTA control fits its shared-memory slot");
 
@@ -122,6 +123,7 @@ __device__ static void gi_cta_init(const struct gi_cuda_args &a, uint8_t *smem)
 		cc->dirty = 0;
 		cc->empty = 0;
 		cc->sleep_ns = GI_IDLE_MIN_SLEEP_NS;
+		cc->ticked = 0;
 	}
 	__syncthreads();
 }
@@ -252,9 +254,22 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 		uint32_t paused = GI_LOAD_RELAXED_U32(&a.ctl->paused);
 		uint64_t now = gi_dev_now(a.clock_offset_ns);
 		cc->now = now;
+		/* every tick_ns, busy or not: frame timeouts, and the stream counters
+		 * the stats thread reads (as the host executor ticks between batches);
+		 * with work waiting, at least one batch between ticks, whatever a
+		 * tick costs */
+		uint32_t tick_due = now >= cc->next_tick;
+		if (tick_due && !cc->ticked) {
+			cc->next_tick = now + a.tick_ns;
+			cc->dirty = 0;
+			cc->ticked = 1;
+			cc->action = GI_ACT_TICK;
+			return;
+		}
 		if (paused == GI_EXEC_RUN && found < grp.n_rings) {
 			uint32_t r = grp.first_ring + (cc->rr + found) % grp.n_rings;
 			cc->action = GI_ACT_SERVE;
+			cc->ticked = 0;
 			cc->ring = r;
 			cc->idx = a.rings[r].tail;
 			cc->rr = (cc->rr + found + 1) % grp.n_rings;
@@ -269,7 +284,7 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 			cc->action = GI_ACT_EXIT;
 			return;
 		}
-		if (now >= cc->next_tick) {
+		if (tick_due) { /* idle: ticks are all there is to do */
 			cc->next_tick = now + a.tick_ns;
 			cc->dirty = 0;
 			cc->action = GI_ACT_TICK;

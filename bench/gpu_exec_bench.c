@@ -1,0 +1,310 @@
+/*
+ * gpu_exec_bench.c — the cuda executor's throughput, measured the way
+ * bench/gpu_model.py models it: R rings, one stream per ring (one CTA per
+ * ring group), packets and frames in GPU memory, batches of N packets
+ * published by one host thread per ring as fast as the kernels take them.
+ *
+ *   gpu_exec_bench [--rings R] [--payload B] [--batch N] [--threads T]
+ *                  [--frame-packets F] [--pool-copies M] [--seconds S]
+ *                  [--mode persistent|launch] [--device D]
+ *
+ * Traffic: format custom, an 8-bit packet counter in a 4-byte header, then
+ * B payload bytes; frames follow from the counter (F packets each; F
+ * divides 256).  Each ring's stream has M x 256 packets in GPU memory whose
+ * counters run 0..255 M times, so handing them out in a circle is an
+ * endless, in-order, loss-free stream (M > 1 spreads them over more
+ * memory than the L2 holds).  Slot descriptors point into that memory, as
+ * the rx lcore's do into a device pool's mbufs.
+ *
+ * Measured: packets placed per second (the streams' counters, mirrored by
+ * the kernels) over S seconds after 1 s of warm-up; every packet must be
+ * placed (no drop, no loss, no duplicate).  Prints one JSON object.  On
+ * the CUDA emulation (a -Demulate_cuda=true build) it runs, but the figure
+ * is CPU threads, not a GPU, and it says so ("emulated": true).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/cuda_drv.h"
+#include "kernels/executor.h"
+#include "kernels/fmt_custom.h"
+
+#define MAX_RINGS 16u
+#define RING_SLOTS 64u
+#define HDR 4u                     /* the custom header: counter, 3 bytes of padding */
+#define L2L4 42u                   /* Ethernet + IPv4 + UDP */
+#define UDP_PORT0 7000u
+
+struct bench {
+	uint32_t rings, payload, batch, threads, frame_packets, copies, seconds;
+	enum gi_exec_mode mode;
+	const char *device;
+	struct gi_cuda_drv drv;
+	uint32_t pkt_len, stride, n_pkts;       /* per ring: n_pkts = copies * 256 */
+	CUdeviceptr pkts[MAX_RINGS];            /* each ring's packets in GPU memory */
+	CUdeviceptr frames[MAX_RINGS];          /* each stream's frame ring in GPU memory */
+	struct gi_frame_ring_hdr *mirror[MAX_RINGS];
+	struct gi_batch_ring *ring[MAX_RINGS];
+	struct gi_stream_rt *st;                /* [rings], page-aligned: the executor maps it */
+	uint16_t *map;
+	uint32_t quit;
+	uint64_t fed[MAX_RINGS];                /* packets published, by its producer */
+};
+
+static void die(const char *what, const char *why)
+{
+	fprintf(stderr, "gpu_exec_bench: %s: %s\n", what, why);
+	exit(1);
+}
+
+static void cu(struct bench *b, CUresult r, const char *what)
+{
+	char eb[160];
+	if (r != CUDA_SUCCESS)
+		die(what, gi_cuda_drv_strerror(&b->drv, (int)r, eb, sizeof(eb)));
+}
+
+/* Packet k of ring r's stream: Ethernet/IPv4/UDP, counter k & 255, payload bytes. */
+static void build_pkt(const struct bench *b, uint32_t r, uint32_t k, uint8_t *p)
+{
+	uint32_t ulen = 8 + HDR + b->payload, iplen = 20 + ulen;
+	memset(p, 0, b->pkt_len);
+	memset(p, 0x02, 12);                           /* MACs */
+	gi_put_be16(p + 12, GI_ETHERTYPE_IPV4);
+	p[14] = 0x45;
+	gi_put_be16(p + 16, (uint16_t)iplen);
+	p[22] = 64;
+	p[23] = GI_IPPROTO_UDP;
+	gi_put_be32(p + 26, 0x0a000001u);
+	gi_put_be32(p + 30, 0x0a000002u);
+	gi_put_be16(p + 34, 9000);
+	gi_put_be16(p + 36, (uint16_t)(UDP_PORT0 + r));
+	gi_put_be16(p + 38, (uint16_t)ulen);
+	p[L2L4] = (uint8_t)k;
+	for (uint32_t i = 0; i < b->payload; i++)
+		p[L2L4 + HDR + i] = (uint8_t)(k * 31u + i);
+}
+
+static void setup_ring(struct bench *b, uint32_t r)
+{
+	uint8_t *host = calloc(b->n_pkts, b->stride);
+	if (!host)
+		die("packets", "out of memory");
+	for (uint32_t k = 0; k < b->n_pkts; k++)
+		build_pkt(b, r, k, host + (size_t)k * b->stride);
+	cu(b, b->drv.mem_alloc(&b->pkts[r], (size_t)b->n_pkts * b->stride), "cuMemAlloc (packets)");
+	cu(b, b->drv.memcpy_htod(b->pkts[r], host, (size_t)b->n_pkts * b->stride), "cuMemcpyHtoD (packets)");
+	free(host);
+
+	/* the stream: format custom, 8-bit counter at offset 0 */
+	struct gi_stream_rt *st = &b->st[r];
+	uint32_t slots = 16, window = 4;
+	uint64_t full = gi_frame_ring_bytes(slots, b->frame_packets, b->payload);
+	uint64_t mlen = GI_ALIGN_UP(gi_frame_mirror_bytes(slots, b->frame_packets), 4096);
+	struct gi_frame_ring_hdr *h = aligned_alloc(4096, mlen);
+	if (!h)
+		die("frame ring", "out of memory");
+	memset(h, 0, mlen);
+	gi_frame_ring_init(h, slots, b->frame_packets, b->payload, GI_FORMAT_CUSTOM, r, "bench", 1);
+	cu(b, b->drv.mem_alloc(&b->frames[r], full), "cuMemAlloc (frame ring)");
+	cu(b, b->drv.memset_d8(b->frames[r], 0, full), "cuMemsetD8 (frame ring)");
+	cu(b, b->drv.memcpy_htod(b->frames[r], h, sizeof(*h)), "cuMemcpyHtoD (frame ring)");
+	uint8_t no_ipc[64] = { 0 };
+	gi_frame_ring_make_mirror(h, (uint32_t)b->drv.device_index, b->drv.pci_bus_id, no_ipc, full);
+	b->mirror[r] = h;
+	*st = (struct gi_stream_rt){ .format = GI_FORMAT_CUSTOM, .packets = b->frame_packets, .payload_bytes = b->payload,
+				     .window = window, .ring = (struct gi_frame_ring_hdr *)(uintptr_t)b->frames[r],
+				     .mirror = h, .next_same_udp = GI_STREAM_NONE };
+	gi_format_params_init(&st->fp, GI_FORMAT_CUSTOM);
+	struct gi_fmt_custom_params map = { .header_bytes = HDR, .payload_offset = HDR };
+	map.f[GI_CUSTOM_SEQ] = (struct gi_custom_field){ .offset = 0, .width = 1 };
+	gi_fmt_custom_setup(&st->fp, &map);
+	b->map[UDP_PORT0 + r] = (uint16_t)r;
+
+	uint64_t rb = gi_ring_bytes(RING_SLOTS, b->batch, 0);
+	b->ring[r] = aligned_alloc(4096, GI_ALIGN_UP(rb, 4096));
+	if (!b->ring[r])
+		die("batch ring", "out of memory");
+	memset(b->ring[r], 0, rb);
+	gi_ring_init(b->ring[r], RING_SLOTS, b->batch, 0);
+}
+
+struct producer {
+	struct bench *b;
+	uint32_t r;
+};
+
+/* The rx lcore's part for ring r: batches of b->batch packets, round and round the pool. */
+static void *produce(void *arg)
+{
+	struct producer *pr = arg;
+	struct bench *b = pr->b;
+	struct gi_batch_ring *ring = b->ring[pr->r];
+	uint64_t head = 0;
+	uint32_t k = 0;
+
+	/* to the end of a frame, so that stopping leaves no partial frame */
+	while (!__atomic_load_n(&b->quit, __ATOMIC_ACQUIRE) || k % b->frame_packets) {
+		if (!gi_ring_has_room(ring, head))
+			continue;
+		struct gi_batch_slot *s = gi_ring_slot(ring, head);
+		uint32_t n = 0;
+		do {
+			gi_slot_addr(s)[n] = (uint64_t)b->pkts[pr->r] + (uint64_t)k * b->stride;
+			gi_slot_len(s, b->batch)[n] = b->pkt_len;
+			k = k + 1 == b->n_pkts ? 0 : k + 1;
+			n++;
+		} while (n < b->batch && !(__atomic_load_n(&b->quit, __ATOMIC_RELAXED) && k % b->frame_packets == 0));
+		b->fed[pr->r] += n;
+		s->n_pkts = n;
+		s->port = 0;
+		s->batch_seq = head;
+		s->t_publish_ns = gi_now_ns();
+		gi_ring_publish(ring, head++);
+	}
+	return NULL;
+}
+
+static uint64_t placed(const struct bench *b)
+{
+	uint64_t n = 0;
+	for (uint32_t r = 0; r < b->rings; r++)
+		n += GI_LOAD_RELAXED_U64(&b->st[r].c.packets); /* the kernels' mirror */
+	return n;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct bench b = { .rings = 1, .payload = 1024, .batch = 64, .threads = 256, .frame_packets = 64,
+			   .copies = 1, .seconds = 5, .mode = GI_EXEC_PERSISTENT, .device = "0" };
+	static const struct option opts[] = {
+		{ "rings", required_argument, NULL, 'r' },   { "payload", required_argument, NULL, 'p' },
+		{ "batch", required_argument, NULL, 'n' },   { "threads", required_argument, NULL, 't' },
+		{ "frame-packets", required_argument, NULL, 'f' }, { "pool-copies", required_argument, NULL, 'c' },
+		{ "seconds", required_argument, NULL, 's' }, { "mode", required_argument, NULL, 'm' },
+		{ "device", required_argument, NULL, 'd' },  { NULL, 0, NULL, 0 },
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': b.rings = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'p': b.payload = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'n': b.batch = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 't': b.threads = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'f': b.frame_packets = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'c': b.copies = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 's': b.seconds = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'm': b.mode = strcmp(optarg, "launch") == 0 ? GI_EXEC_LAUNCH : GI_EXEC_PERSISTENT; break;
+		case 'd': b.device = optarg; break;
+		default: return 2;
+		}
+	}
+	if (!b.rings || b.rings > MAX_RINGS || !b.payload || b.payload > 9000 || !b.batch || b.batch > 4096 ||
+	    !b.frame_packets || 256 % b.frame_packets || !b.copies || !b.seconds) {
+		fprintf(stderr, "usage: gpu_exec_bench [--rings 1..%u] [--payload 1..9000] [--batch 1..4096] "
+				"[--threads 32..512] [--frame-packets F (divides 256)] [--pool-copies M] "
+				"[--seconds S] [--mode persistent|launch] [--device D]\n", MAX_RINGS);
+		return 2;
+	}
+	char err[320];
+	if (gi_cuda_drv_open(&b.drv, b.device, err, sizeof(err)) < 0)
+		die("no GPU", err);
+	b.pkt_len = L2L4 + HDR + b.payload;
+	b.stride = (uint32_t)GI_ALIGN_UP(b.pkt_len, 128);
+	b.n_pkts = 256 * b.copies;
+	b.map = malloc(65536 * sizeof(*b.map));
+	b.st = aligned_alloc(4096, GI_ALIGN_UP(MAX_RINGS * sizeof(*b.st), 4096));
+	if (!b.map || !b.st)
+		die("streams", "out of memory");
+	memset(b.st, 0, MAX_RINGS * sizeof(*b.st));
+	for (uint32_t i = 0; i < 65536; i++)
+		b.map[i] = GI_STREAM_NONE;
+	for (uint32_t r = 0; r < b.rings; r++)
+		setup_ring(&b, r);
+
+	struct gi_exec_ctx ctx = { .n_streams = b.rings, .n_ports = 1, .streams = b.st, .map = b.map };
+	struct gi_exec_group groups[MAX_RINGS];
+	uint32_t ring_ids[MAX_RINGS];
+	uint16_t stream_ids[MAX_RINGS];
+	for (uint32_t r = 0; r < b.rings; r++) {
+		ring_ids[r] = r;
+		stream_ids[r] = (uint16_t)r;
+		groups[r] = (struct gi_exec_group){ .n_rings = 1, .rings = &ring_ids[r], .n_streams = 1,
+						    .streams = &stream_ids[r] };
+	}
+	struct gi_executor_conf conf = { .backend = GI_BACKEND_CUDA, .mode = b.mode, .cuda_device = b.device,
+					 .threads_per_ring = b.threads, .idle = GI_IDLE_BUSY, .cpu = -1,
+					 .n_rings = b.rings, .rings = b.ring, .n_groups = b.rings, .groups = groups,
+					 .ctx = &ctx, .tick_ns = 1000000 };
+	struct gi_executor *ex = NULL;
+	if (gi_executor_create(&conf, &ex, err, sizeof(err)) < 0)
+		die("executor", err);
+	if (gi_executor_start(ex) < 0)
+		die("executor start", gi_executor_last_error(ex));
+
+	pthread_t th[MAX_RINGS];
+	struct producer pr[MAX_RINGS];
+	for (uint32_t r = 0; r < b.rings; r++) {
+		pr[r] = (struct producer){ &b, r };
+		if (pthread_create(&th[r], NULL, produce, &pr[r]) != 0)
+			die("producer", strerror(errno));
+	}
+	sleep_ns(1000000000ull); /* warm-up */
+	uint64_t p0 = placed(&b), t0 = gi_now_ns();
+	sleep_ns((uint64_t)b.seconds * 1000000000ull);
+	uint64_t p1 = placed(&b), t1 = gi_now_ns();
+	__atomic_store_n(&b.quit, 1, __ATOMIC_RELEASE);
+	for (uint32_t r = 0; r < b.rings; r++)
+		pthread_join(th[r], NULL);
+	int rc = gi_executor_stop(ex, 10000000000ull);
+	struct gi_exec_counters ctr;
+	gi_executor_counters(ex, &ctr);
+	const char *why = gi_executor_why(ex);
+
+	uint64_t fed = 0, drops = 0, lost = 0, dups = 0, late = 0, total = 0;
+	for (uint32_t r = 0; r < b.rings; r++) {
+		fed += b.fed[r];
+		lost += b.st[r].c.lost;
+		dups += b.st[r].c.duplicates;
+		late += b.st[r].c.late;
+		total += b.st[r].c.packets;
+	}
+	for (int k = 0; k < GI_DROP__COUNT; k++)
+		drops += ctr.drops[k];
+	double mpps = (double)(p1 - p0) * 1e3 / (double)(t1 - t0);
+	printf("{\"gpu\": \"%s\", \"emulated\": %s, \"mode\": \"%s\", \"rings\": %u, \"payload\": %u, \"batch\": %u, "
+	       "\"threads\": %u, \"frame_packets\": %u, \"pool_packets_per_ring\": %u, \"seconds\": %u, "
+	       "\"placed_Mpps\": %.3f, \"placed_Gbps_payload\": %.2f, \"fed\": %llu, \"placed\": %llu, "
+	       "\"drops\": %llu, \"lost\": %llu, \"duplicates\": %llu, \"late\": %llu, \"stop\": %d, \"executor\": \"%s\"}\n",
+	       b.drv.name, b.drv.emulated ? "true" : "false", b.mode == GI_EXEC_LAUNCH ? "launch" : "persistent", b.rings,
+	       b.payload, b.batch, b.threads, b.frame_packets, b.n_pkts, b.seconds, mpps, mpps * b.payload * 8e-3,
+	       (unsigned long long)fed, (unsigned long long)total, (unsigned long long)drops, (unsigned long long)lost,
+	       (unsigned long long)dups, (unsigned long long)late, rc, why);
+	if (b.drv.emulated)
+		fprintf(stderr, "gpu_exec_bench: CUDA EMULATION (CPU threads): this figure is not a GPU result\n");
+	gi_executor_destroy(ex);
+	int bad = rc < 0 || drops || lost || dups || late || total != fed;
+	for (uint32_t r = 0; r < b.rings; r++) {
+		b.drv.mem_free(b.pkts[r]);
+		b.drv.mem_free(b.frames[r]);
+		free(b.mirror[r]);
+		free(b.ring[r]);
+	}
+	free(b.map);
+	free(b.st);
+	gi_cuda_drv_close(&b.drv);
+	if (bad)
+		fprintf(stderr, "gpu_exec_bench: not every packet was placed exactly once (see the counters)\n");
+	return bad ? 1 : 0;
+}
