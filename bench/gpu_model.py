@@ -51,14 +51,18 @@ GPUS = {
 # Cycles per instruction of one thread's dependent chain (no ILP assumed),
 # and per iteration of a loop over shared-memory records (its loads' latency).
 CPI = 4
-SMEM_ITER_SCAN = 30   # 2a's rank scan: one record per iteration
-SMEM_ITER_COMMIT = 40  # 2b's per-record loop
-BARRIERS = 12         # __syncthreads per batch on the common path
+BARRIERS = 10         # __syncthreads per batch on the common path outside the scans
 BAR_US = 0.03
 
 # The probe kernels (bench/gpu_model_probe.cu): one body of the per-packet path each.
-PROBES = ["probe_parse", "probe_run_place", "probe_scan_iter", "probe_run_link", "probe_commit_rec",
-          "probe_frame_open", "probe_frame_end", "probe_copy", "probe_make_visible", "probe_batch_end"]
+PROBES = ["probe_parse", "probe_scan", "probe_run_place", "probe_run_link", "probe_frame_open", "probe_frame_end",
+          "probe_solo_place", "probe_copy", "probe_make_visible", "probe_batch_end",
+          # groups of several streams (not modelled below): 2a's rank scan and 2b's per-record loop
+          "probe_scan_iter", "probe_commit_rec"]
+
+# System fences executed on the path (static counts include branches not
+# taken, e.g. the non-deferred publication's): kernels/README.md's list.
+FENCES = {"poll": 1, "frame_open": 1, "frame_end": 0, "make_visible": 2, "batch_end": 1}
 
 CLASSES = [
     ("ld_global", re.compile(r"^ld(\.[a-z]+)*\.global")),
@@ -126,7 +130,7 @@ def parse_ptx(ptx, entry="k_persistent"):
         strs[int(m.group(1))] = b.split(b"\0")[0].decode()
     keys = sorted(strs)
     names = dict(zip(keys, demangle([strs[k] for k in keys]))) if keys else {}
-    start = ptx.index(".entry " + entry)
+    start = re.search(r"\.entry\s+%s\(" % re.escape(entry), ptx).start()
     end = ptx.find(".entry ", start + 10)
     body = ptx[start:end if end > 0 else len(ptx)]
     cur = (None, 0, entry)
@@ -176,30 +180,32 @@ def lanes_for(payload):
 
 
 def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, pkt_lat="l2"):
-    """Microseconds per batch on one CTA, by step, and the rates.  pc: probe counts."""
+    """Microseconds per batch on one CTA (one stream per ring), by step, and the rates.  pc: probe counts."""
     us = lambda cycles: cycles / (g["clk"] * 1000.0)
     ins = lambda p: pc[p]["all"]
     lat = g[pkt_lat]
     n, warps, lanes = batch, threads // 32, lanes_for(payload)
-    frames = max(1.0, n / frame_packets)          # frames a batch opens, ends and publishes
+    passes = math.ceil(n / threads)
+    frames = max(1.0, n / frame_packets)          # frames a batch opens and ends
+    published = min(1.0, n / frame_packets)       # batches that publish a frame (then 2 fences in phase 4)
     t = {}
-    t["poll"] = g["pcie"] + g["fence"]            # doorbell acquire: load + system fence
+    t["poll"] = g["pcie"] + FENCES["poll"] * g["fence"]  # doorbell acquire: load + system fence
     t["stage"] = g["pcie"] + n * 12 / 25000.0     # descriptors over PCIe (12 B each), one round trip
     # a thread per packet: header in L2, map and stream config in L2, then its instructions
-    t["parse"] = lat + 2 * g["l2"] + math.ceil(n / threads) * us(ins("probe_parse") * CPI)
-    # the last record scans n - 1 before it; then its own placement (slot header, bitmap word: L2)
-    t["run_place"] = (us(n * max(ins("probe_scan_iter") * CPI, SMEM_ITER_SCAN)) + us(ins("probe_run_place") * CPI)
-                      + 2 * g["l2"])
-    t["run_link"] = us(ins("probe_run_link") * CPI)
-    # one thread per stream: every record, then per frame open and end (L2 round trips, open's fence)
-    t["sequence"] = (us(n * max(ins("probe_commit_rec") * CPI, SMEM_ITER_COMMIT))
-                     + frames * (pc["probe_frame_open"].get("fence_sys", 0) * g["fence"] + 3 * g["l2"]
-                                 + us((ins("probe_frame_open") + ins("probe_frame_end")) * CPI)))
+    t["parse"] = lat + 2 * g["l2"] + passes * us(ins("probe_parse") * CPI)
+    # two block scans (ranks; frame starts), each 3 barriers per pass
+    t["scans"] = 2 * passes * (us(ins("probe_scan") * CPI) + 3 * BAR_US)
+    # a thread per record: its place (slot header, bitmap word: L2), then its link
+    t["run"] = passes * us((ins("probe_run_place") + ins("probe_run_link")) * CPI) + 2 * g["l2"]
+    # thread 0, per frame: open (fence), end; then a thread per record: bit (atomic OR) and state
+    t["sequence"] = (frames * (FENCES["frame_open"] * g["fence"] + 3 * g["l2"]
+                               + us((ins("probe_frame_open") + ins("probe_frame_end")) * CPI))
+                     + passes * us(ins("probe_solo_place") * CPI) + g["l2"])
     rounds = math.ceil(n / (warps * (32 // lanes)))
     iters = math.ceil(payload / (16 * lanes))
     t["place"] = rounds * iters * lat             # a lane's loads wait one latency per 16-byte chunk
-    t["commit"] = pc["probe_make_visible"].get("fence_sys", 0) * g["fence"] + us(ins("probe_make_visible") * CPI)
-    t["end"] = us(ins("probe_batch_end") * CPI) + pc["probe_batch_end"].get("fence_sys", 0) * g["fence"]
+    t["commit"] = published * FENCES["make_visible"] * g["fence"] + us(ins("probe_make_visible") * CPI)
+    t["end"] = us(ins("probe_batch_end") * CPI) + FENCES["batch_end"] * g["fence"]
     t["barriers"] = BARRIERS * BAR_US
     total = sum(t.values())
     per_ring = n / total                          # Mpps = packets per microsecond

@@ -8,13 +8,10 @@
  * each probe calls one body on inputs read from memory (nothing folds
  * away).  The counts are static: a body's branches that the common path
  * does not take count too.  The path modelled is bench/gpu_exec_bench's:
- * format custom (an 8-bit counter), packets in order.
+ * format custom (an 8-bit counter), packets in order, one stream per ring
+ * (phase_sequence.h "one stream per group").
  */
-#include "exec_cuda.h"
-#include "phase_commit.h"
-#include "phase_parse.h"
-#include "phase_place.h"
-#include "phase_sequence.h"
+#include "exec_cuda.cu" /* the kernels' own file: its static device functions (gi_cta_scan) too */
 
 /* 1: one packet from its descriptor to its record: L2-L4, lookup, the custom parser */
 extern "C" __global__ void probe_parse(const struct gi_exec_ctx *ctx, const struct gi_batch_slot *slot,
@@ -51,6 +48,23 @@ extern "C" __global__ void probe_scan_iter(const struct gi_rec *rec, const struc
 	if (*prev == GI_REC_NONE)
 		*prev = j;
 	(*rank)++;
+}
+
+/* 2a (one stream): a block scan of the records (run twice per batch: ranks, then frame starts) */
+extern "C" __global__ void probe_scan(struct gi_batch_hdr *h, uint32_t n)
+{
+	struct gi_rec *rec = gi_batch_recs(h);
+	gi_cta_scan(h, n, [&](uint32_t i) { return rec[i].state == GI_REC_PARSED; },
+		    [&](uint32_t i, uint32_t pos, uint32_t prev) {
+			    rec[i].rank = (uint16_t)pos;
+			    rec[i].prev = (uint16_t)prev;
+		    });
+}
+
+/* 2b (one stream), after the per-frame commit: one record placed and its bit set */
+extern "C" __global__ void probe_solo_place(const struct gi_exec_ctx *ctx, struct gi_batch_hdr *h)
+{
+	gi_phase_solo_place(ctx, h, threadIdx.x, blockDim.x);
 }
 
 /* 2a: one record against its predecessor */

@@ -29,6 +29,8 @@
  * The scratch is CUDA shared memory on the GPU (one CTA per ring group) and
  * a per-worker buffer on the host; its layout is the same:
  *     struct gi_batch_hdr | struct gi_rec[max_pkts] | uint16_t touched[max_pkts]
+ * (touched[]: the host's streams of the round; on the GPU with one stream
+ * per group, the first record of each frame the run touches).
  */
 #ifndef GI_BATCH_H
 #define GI_BATCH_H
@@ -69,6 +71,16 @@ struct gi_batch_hdr {
 	uint32_t n_touched;             /* host: streams in touched[] */
 	uint32_t runs;                  /* streams whose packets phase 2 took as one in-order run */
 	uint32_t drops[GI_DROP__COUNT]; /* this batch's drops, by any worker (GI_ATOMIC_ADD_U32) */
+	/* a group with one stream (phase_sequence.h, "One stream"): */
+	uint32_t ranked;                /* 2a's ranks and predecessors are in the records already */
+	uint32_t solo_total;            /* parsed records */
+	uint32_t solo_last;             /* the last of them, GI_REC_NONE */
+	uint32_t solo_frames;           /* frames the run touches: their first records in touched[] */
+	uint32_t solo_limit;            /* records of rank below it were placed (2b stopped there on a stall) */
+	uint32_t scan_carry;            /* the GPU's block scans: count and last index before this pass */
+	uint32_t scan_carry_last;
+	uint16_t scan_n[32];            /* ... per warp of the pass */
+	uint16_t scan_last[32];
 };
 
 GI_HD static inline struct gi_rec *gi_batch_recs(struct gi_batch_hdr *h)
@@ -137,6 +149,11 @@ GI_HD static inline void gi_batch_begin(struct gi_batch_hdr *h, uint32_t n)
 	h->more = 0;
 	h->n_touched = 0;
 	h->runs = 0;
+	h->ranked = 0;
+	h->solo_total = 0;
+	h->solo_last = GI_REC_NONE;
+	h->solo_frames = 0;
+	h->solo_limit = 0;
 	for (uint32_t r = 0; r < GI_DROP__COUNT; r++)
 		h->drops[r] = 0;
 }
@@ -157,6 +174,8 @@ GI_HD static inline void gi_batch_end(const struct gi_batch_hdr *h, struct gi_ex
 			GI_COUNTER_ADD(&ctr->drops[r], h->drops[r]);
 	GI_COUNTER_ADD(&ctr->packets, h->n);
 	GI_COUNTER_ADD(&ctr->batches, 1);
+	if (h->runs)
+		GI_COUNTER_ADD(&ctr->runs, h->runs);
 }
 
 GI_EXTERN_C_END

@@ -129,6 +129,54 @@ __device__ static void gi_cta_init(const struct gi_cuda_args &a, uint8_t *smem)
 }
 
 /*
+ * Every thread: a compaction scan over the batch's n records.  pred(i)
+ * says whether record i counts; each counted record gets out(i, pos, prev):
+ * its place among the counted ones and the counted record before it
+ * (GI_REC_NONE).  Ballots within a warp, per-warp counts in shared memory
+ * across warps, blockDim.x records per pass.  Afterwards (a barrier in)
+ * h->scan_carry is the count and h->scan_carry_last the last counted one.
+ */
+template <class Pred, class Out>
+__device__ static void gi_cta_scan(struct gi_batch_hdr *h, uint32_t n, Pred pred, Out out)
+{
+	const uint32_t tid = threadIdx.x, nt = blockDim.x, lane = tid % 32, warp = tid / 32, nwarps = nt / 32;
+
+	if (tid == 0) {
+		h->scan_carry = 0;
+		h->scan_carry_last = GI_REC_NONE;
+	}
+	__syncthreads();
+	for (uint32_t base = 0; base < n; base += nt) {
+		const uint32_t i = base + tid, wbase = base + warp * 32;
+		const uint32_t f = i < n && pred(i);
+		const uint32_t b = __ballot_sync(0xffffffffu, f), below = b & ((1u << lane) - 1u);
+		if (lane == 0) {
+			h->scan_n[warp] = (uint16_t)__popc(b);
+			h->scan_last[warp] = (uint16_t)(b ? wbase + 31 - __clz((int)b) : GI_REC_NONE);
+		}
+		__syncthreads();
+		if (f) {
+			uint32_t pos = h->scan_carry + __popc(below);
+			uint32_t prev = below ? wbase + 31 - __clz((int)below) : GI_REC_NONE;
+			for (uint32_t w = 0; w < warp; w++)
+				pos += h->scan_n[w];
+			for (uint32_t w = warp; prev == GI_REC_NONE && w-- > 0;)
+				if (h->scan_n[w])
+					prev = h->scan_last[w];
+			out(i, pos, prev == GI_REC_NONE ? h->scan_carry_last : prev);
+		}
+		__syncthreads();
+		if (tid == 0)
+			for (uint32_t w = 0; w < nwarps; w++)
+				if (h->scan_n[w]) {
+					h->scan_carry += h->scan_n[w];
+					h->scan_carry_last = h->scan_last[w];
+				}
+		__syncthreads();
+	}
+}
+
+/*
  * Every thread: one batch through the phases (cc->ring, cc->idx, cc->now,
  * set by thread 0 before a barrier), then the slot goes back to the rx
  * lcore.  The caller has acquired a head > idx in thread 0 and passed a
@@ -159,14 +207,48 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 	__syncthreads();
 	gi_phase_icrc(stg, cr.max_pkts, cr.split, h, tid, nt, tab);
 	__syncthreads();
+	/* one stream (steered): ranks and predecessors by one block scan */
+	struct gi_rec *rec = gi_batch_recs(h);
+	const uint32_t solo = grp.n_streams == 1;
+	if (solo) {
+		gi_cta_scan(h, n, [&](uint32_t i) { return rec[i].state == GI_REC_PARSED; },
+			    [&](uint32_t i, uint32_t pos, uint32_t prev) {
+				    rec[i].rank = (uint16_t)pos;
+				    rec[i].prev = (uint16_t)prev;
+			    });
+		if (tid == 0) {
+			h->solo_total = h->scan_carry;
+			h->solo_last = h->scan_carry_last;
+			h->ranked = 1;
+		}
+		__syncthreads();
+	}
 	gi_phase_run_place(ctx, h, tid, nt);
 	__syncthreads();
-	gi_phase_run_link(ctx, h, tid, nt);
-	__syncthreads();
+	const uint32_t run = __syncthreads_and((int)gi_phase_run_link(ctx, h, tid, nt));
+	if (solo && run) { /* the records that start the run's frames, in order */
+		uint16_t *starts = gi_batch_touched(h, cr.max_pkts);
+		gi_cta_scan(h, n, [&](uint32_t i) { return gi_solo_starts_frame(rec, &rec[i]); },
+			    [&](uint32_t i, uint32_t pos, uint32_t) { starts[pos] = (uint16_t)i; });
+		if (tid == 0)
+			h->solo_frames = h->scan_carry;
+		__syncthreads();
+	}
 	for (;;) {
-		for (uint32_t k = tid; k < grp.n_streams; k += nt)
-			if (gi_phase_sequence_stream(ctx, a.group_streams[grp.first_stream + k], h, now))
-				GI_ATOMIC_ADD_U32(&h->more, 1);
+		if (solo && run && h->round == 0) {
+			if (tid == 0) {
+				struct gi_stream_rt *st = &ctx->streams[a.group_streams[grp.first_stream]];
+				gi_phase_sequence_begin(st);
+				h->more = gi_solo_commit(st, h, cr.max_pkts, now);
+				h->runs++;
+			}
+			__syncthreads();
+			gi_phase_solo_place(ctx, h, tid, nt);
+		} else {
+			for (uint32_t k = tid; k < grp.n_streams; k += nt)
+				if (gi_phase_sequence_stream(ctx, a.group_streams[grp.first_stream + k], h, now))
+					GI_ATOMIC_ADD_U32(&h->more, 1);
+		}
 		__syncthreads();
 		gi_phase_place(ctx, stg, cr.max_pkts, cr.split, h, warp * per_warp + lane / grp.lanes, nwarps * per_warp,
 			       lane % grp.lanes, grp.lanes);

@@ -307,31 +307,166 @@ GI_HD static inline void gi_phase_run_place(const struct gi_exec_ctx *ctx, struc
 		r->link = 0;
 		if (r->state != GI_REC_PARSED)
 			continue;
-		for (uint32_t j = i; j-- > 0;) {
-			if (rec[j].stream != r->stream || rec[j].state != GI_REC_PARSED)
-				continue;
-			if (prev == GI_REC_NONE)
-				prev = j;
-			rank++;
+		if (h->ranked) { /* one stream: a block scan found them (gi_solo_scan_serial / the GPU's ballots) */
+			rank = r->rank;
+		} else {
+			for (uint32_t j = i; j-- > 0;) {
+				if (rec[j].stream != r->stream || rec[j].state != GI_REC_PARSED)
+					continue;
+				if (prev == GI_REC_NONE)
+					prev = j;
+				rank++;
+			}
+			r->prev = (uint16_t)prev;
+			r->rank = (uint16_t)rank;
 		}
-		r->prev = (uint16_t)prev;
-		r->rank = (uint16_t)rank;
 		r->fast = (uint8_t)gi_seq_fast_place(&ctx->streams[r->stream], r, rank);
 	}
 }
 
-/* 2a on the GPU, second pass (after a barrier): each placed record against its predecessor. */
-GI_HD static inline void gi_phase_run_link(const struct gi_exec_ctx *ctx, struct gi_batch_hdr *h, uint32_t w,
-					   uint32_t nw)
+/*
+ * 2a on the GPU, second pass (after a barrier): each placed record against
+ * its predecessor.  Returns 1 when every parsed record of this worker's
+ * share passed (the CTA's AND of it: one stream's run holds).
+ */
+GI_HD static inline uint32_t gi_phase_run_link(const struct gi_exec_ctx *ctx, struct gi_batch_hdr *h, uint32_t w,
+					       uint32_t nw)
+{
+	struct gi_rec *rec = gi_batch_recs(h);
+	uint32_t all = 1;
+
+	for (uint32_t i = w; i < h->n; i += nw) {
+		struct gi_rec *r = &rec[i];
+		if (r->state != GI_REC_PARSED)
+			continue;
+		const struct gi_rec *p = r->prev == GI_REC_NONE ? NULL : &rec[r->prev];
+		r->link = (uint8_t)(r->fast && (!p || p->fast) && gi_seq_fast_link(&ctx->streams[r->stream], r, p));
+		all &= r->link;
+	}
+	return all;
+}
+
+/* ---- one stream per group: 2b per frame, the rest in parallel ---------------------- */
+
+/*
+ * With rte_flow steering each stream to its own queue, a group (a CTA)
+ * has one stream, and every parsed record of a batch is that stream's.
+ * Then 2a's ranks and predecessors are one block scan of the records
+ * (ballots on the GPU, gi_solo_scan_serial() here), a second scan lists
+ * the records that start each frame of the run (touched[]), and 2b — the
+ * one thread that must be serial — works per frame, not per record:
+ * window push, open, its count, then publish or close, exactly as
+ * gi_seq_fast_commit() does.  Each record then marks itself placed and
+ * sets its bit in its frame's bitmap in parallel (gi_phase_solo_place(),
+ * an atomic OR: several records share a word).  The bits go in after the
+ * frame's publication was decided, which reads counts, never bits; phase
+ * 4 copies them to the mirror after phase 3, as before.
+ */
+
+/* Block scan by one worker: each parsed record's rank and predecessor, the total and the last. */
+GI_HD static inline void gi_solo_scan_serial(struct gi_batch_hdr *h)
+{
+	struct gi_rec *rec = gi_batch_recs(h);
+	uint32_t n = 0, last = GI_REC_NONE;
+
+	for (uint32_t i = 0; i < h->n; i++) {
+		if (rec[i].state != GI_REC_PARSED)
+			continue;
+		rec[i].rank = (uint16_t)n++;
+		rec[i].prev = (uint16_t)last;
+		last = i;
+	}
+	h->solo_total = n;
+	h->solo_last = last;
+	h->ranked = 1;
+}
+
+/* Is record r the first of its frame in the run?  (After 2a.) */
+GI_HD static inline uint32_t gi_solo_starts_frame(const struct gi_rec *rec, const struct gi_rec *r)
+{
+	return r->state == GI_REC_PARSED && (r->prev == GI_REC_NONE || rec[r->prev].frame != r->frame);
+}
+
+/* The run's frame starts, in order, into touched[], by one worker. */
+GI_HD static inline void gi_solo_frames_serial(struct gi_batch_hdr *h, uint32_t max_pkts)
+{
+	struct gi_rec *rec = gi_batch_recs(h);
+	uint16_t *starts = gi_batch_touched(h, max_pkts);
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < h->n; i++)
+		if (gi_solo_starts_frame(rec, &rec[i]))
+			starts[k++] = (uint16_t)i;
+	h->solo_frames = k;
+}
+
+/*
+ * 2b for the group's one stream (in deferred mode), per frame of the run.
+ * Returns 1 when it stalled (the record starting that frame is LOCATED;
+ * it and the later ones go the serial way next round); h->solo_limit says
+ * which ranks gi_phase_solo_place() then places.
+ */
+GI_HD static inline uint32_t gi_solo_commit(struct gi_stream_rt *st, struct gi_batch_hdr *h, uint32_t max_pkts,
+					    uint64_t now)
+{
+	struct gi_rec *rec = gi_batch_recs(h);
+	const uint16_t *starts = gi_batch_touched(h, max_pkts);
+	const struct gi_rec *lr = h->solo_last == GI_REC_NONE ? NULL : &rec[h->solo_last]; /* the last located */
+
+	h->solo_limit = h->solo_total;
+	for (uint32_t k = 0; k < h->solo_frames; k++) {
+		struct gi_rec *r = &rec[starts[k]];
+		const struct gi_rec *next = k + 1 < h->solo_frames ? &rec[starts[k + 1]] : NULL;
+		const struct gi_rec *end = next ? &rec[next->prev] : lr; /* the frame's last record */
+		uint64_t frame = r->frame;
+		/* gi_seq_locate()'s window push, at the frame's first packet */
+		if (frame - st->next_pub >= st->window)
+			gi_stream_advance(st, frame - st->window + 1, GI_FRAME_PARTIAL, now);
+		struct gi_frame_slot *s = gi_stream_slot(st, frame);
+		if (!gi_frame_is_open(s, frame)) {
+			/* gi_seq_open()'s stall: the slot's frame is final but not yet visible */
+			if (st->pend_n && (s->seq & 1) && s->frame != frame) {
+				r->state = GI_REC_LOCATED;
+				st->stall = 1;
+				h->solo_limit = r->rank;
+				lr = r;
+				break;
+			}
+			gi_frame_open(st, s, frame, r->pi.sensor_id, gi_seq_sensor_frame(st, &r->pi, frame), r->pi.timestamp,
+				      now);
+		}
+		if (frame > st->max_frame)
+			st->max_frame = frame;
+		if (frame < st->min_frame)
+			st->min_frame = frame;
+		uint32_t n = (next ? next->rank : h->solo_total) - r->rank;
+		gi_seq_fast_frame_end(st, s, frame, n, NULL, 0, end->pi.closes_frame, now); /* bits: in parallel, next */
+	}
+	if (!lr)
+		return 0;
+	st->seq_max += (uint64_t)lr->rank + 1; /* every step was +1 */
+	if (lr->pi.has_frame) {
+		uint64_t raw = st->raw_origin + (lr->frame - st->frame_base);
+		if ((int64_t)(raw - st->raw_max) > 0)
+			st->raw_max = raw;
+	}
+	return st->stall;
+}
+
+/* After gi_solo_commit(), worker w of nw: its records of the run placed, their bits set. */
+GI_HD static inline void gi_phase_solo_place(const struct gi_exec_ctx *ctx, struct gi_batch_hdr *h, uint32_t w,
+					     uint32_t nw)
 {
 	struct gi_rec *rec = gi_batch_recs(h);
 
 	for (uint32_t i = w; i < h->n; i += nw) {
 		struct gi_rec *r = &rec[i];
-		if (!r->fast)
+		if (r->state != GI_REC_PARSED || r->rank >= h->solo_limit)
 			continue;
-		const struct gi_rec *p = r->prev == GI_REC_NONE ? NULL : &rec[r->prev];
-		r->link = (uint8_t)((!p || p->fast) && gi_seq_fast_link(&ctx->streams[r->stream], r, p));
+		const struct gi_stream_rt *st = &ctx->streams[r->stream];
+		uint64_t *word = &gi_frame_bitmap(gi_stream_slot(st, r->frame))[r->index >> 6];
+		GI_ATOMIC_OR_U64(word, 1ull << (r->index & 63));
+		r->state = GI_REC_PLACE;
 	}
 }
 

@@ -138,6 +138,7 @@ struct gi_exec_counters {
 	uint64_t packets;
 	uint64_t drops[GI_DROP__COUNT];
 	uint64_t loops;           /* progress word for the watchdog */
+	uint64_t runs;            /* streams phase 2 took as one in-order run, summed over batches (benchmarks) */
 	uint64_t busy_ns;         /* time spent on batches */
 	struct gi_hist batch_latency;
 };
@@ -232,14 +233,6 @@ GI_HD static inline void gi_stream_set_next(struct gi_stream_rt *st, uint64_t ne
 		GI_STORE_RELEASE_U64(&st->mirror->next_frame, next);
 }
 
-GI_HD static inline void gi_mirror_open(struct gi_stream_rt *st, uint64_t frame)
-{
-	if (!st->mirror)
-		return;
-	struct gi_frame_slot *m = gi_stream_mirror_slot(st, frame);
-	GI_STORE_RELAXED_U64(&m->seq, 2 * frame + 1);
-	GI_FENCE_RELEASE();
-}
 
 /* The slot's metadata and bitmap to the consumers' mirror; its seq word last. */
 GI_HD static inline void gi_mirror_copy(struct gi_stream_rt *st, const struct gi_frame_slot *s)
@@ -409,10 +402,13 @@ GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_
 
 	/* seqlock writer entry: the odd value must be visible before any slot
 	 * byte changes, so a reader re-checking seq cannot accept a torn frame
-	 * (a release store alone would only order the writes before it) */
+	 * (a release store alone would only order the writes before it); the
+	 * mirror's odd value too, before its slot changes at publication: one
+	 * fence for both */
 	GI_STORE_RELAXED_U64(&s->seq, 2 * frame + 1);
+	if (st->mirror)
+		GI_STORE_RELAXED_U64(&gi_stream_mirror_slot(st, frame)->seq, 2 * frame + 1);
 	GI_FENCE_RELEASE();
-	gi_mirror_open(st, frame);
 	s->frame = frame;
 	s->first_ts_ns = sender_ts;
 	s->first_rx_ns = now;

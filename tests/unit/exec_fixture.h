@@ -243,19 +243,31 @@ static inline void exf_phases_gpu_form(struct gi_exec_ctx *ctx, struct gi_exec_c
 				       struct gi_batch_slot *slot, uint32_t max_pkts, uint32_t split, uint64_t now,
 				       struct gi_batch_hdr *h)
 {
-	uint32_t more;
+	uint32_t more, run = 1, solo = ctx->n_streams == 1; /* one stream: the CTA's per-frame 2b */
 
 	gi_batch_begin(h, GI_MIN(slot->n_pkts, max_pkts));
 	for (uint32_t k = 0; k < 5; k++)
 		gi_phase_parse(ctx, GI_GROUP_ANY, slot, max_pkts, split, h, 1, k, 5);
+	if (solo)
+		gi_solo_scan_serial(h); /* the GPU: ballots (exec_cuda.cu gi_cta_scan) */
 	for (uint32_t k = 0; k < 4; k++) /* 2a: place every record, then (a barrier) link */
 		gi_phase_run_place(ctx, h, k, 4);
 	for (uint32_t k = 0; k < 3; k++)
-		gi_phase_run_link(ctx, h, k, 3);
+		run &= gi_phase_run_link(ctx, h, k, 3);
+	if (solo && run)
+		gi_solo_frames_serial(h, max_pkts);
 	do {
 		more = 0;
-		for (uint32_t s = 0; s < ctx->n_streams; s++)
-			more |= gi_phase_sequence_stream(ctx, s, h, now);
+		if (solo && run && h->round == 0) {
+			gi_phase_sequence_begin(&ctx->streams[0]);
+			more = gi_solo_commit(&ctx->streams[0], h, max_pkts, now);
+			h->runs++;
+			for (uint32_t k = 0; k < 5; k++)
+				gi_phase_solo_place(ctx, h, k, 5);
+		} else {
+			for (uint32_t s = 0; s < ctx->n_streams; s++)
+				more |= gi_phase_sequence_stream(ctx, s, h, now);
+		}
 		for (uint32_t k = 0; k < 3; k++) /* three warps, each playing its 32 lanes */
 			gi_phase_place(ctx, slot, max_pkts, split, h, k, 3, 0, 32);
 		for (uint32_t s = 0; s < ctx->n_streams; s++)

@@ -16,6 +16,7 @@
  *    repeat, frame numbers jump and frames close early, so that phase 2's
  *    run checks, not the sequence numbers, must send them the serial way.
  *  - Long clean runs of a 4-bit count (whole batches of one stream).
+ *  - One stream alone (the steered case): the GPU's per-frame phase 2.
  *  - The host executor with two worker threads on two rings (two ring
  *    groups), fed by a producer thread, against the serial path (under
  *    ThreadSanitizer this is the workers' isolation check).
@@ -342,6 +343,93 @@ static void test_long_runs(void **state)
 	}
 }
 
+/*
+ * One stream, as steering leaves it on each queue: the GPU's per-frame 2b
+ * (gi_solo_commit) and parallel bits (gi_phase_solo_place) against the
+ * serial path, on clean runs and on every impairment above, at two frame
+ * sizes (one frame per several batches, several frames per batch).
+ */
+/* A world of one rocev2 stream (the world's S_ROCE settings, as stream 0). */
+static void roce_alone(struct exec_fixture *f, int s)
+{
+	struct gi_fmt_rocev2_params rp = { .base_va = ROCE_BASE, .dst_qp = QP, .icrc = GI_ROCEV2_ICRC_VERIFY,
+					   .close_on = GI_ROCEV2_CLOSE_IMM };
+	gi_format_params_init(&f->st[s].fp, GI_FORMAT_ROCEV2);
+	gi_fmt_rocev2_set(&f->st[s].fp, &rp);
+	exf_map_port(f, s, GI_ROCEV2_UDP_PORT);
+}
+
+static void test_one_stream(void **state)
+{
+	(void)state;
+	uint8_t buf[TP_MAX];
+	uint32_t runs = 0, rounds = 0;
+	for (uint32_t ppf = 4; ppf <= 64; ppf *= 16) {
+		for (uint64_t seed = 1; seed <= 8; seed++) {
+			int roce = seed % 2;
+			struct exf_conf one = world;
+			one.n_streams = 1;
+			one.packets = ppf;
+			if (roce) {
+				one.formats[0] = GI_FORMAT_ROCEV2;
+				one.stream = roce_alone;
+			}
+			struct exec_fixture *f = exf_new(&one);
+			f->twin_gpu_form = 1;
+			rng_state = seed * 0x9e3779b97f4a7c15ull + ppf;
+			uint32_t batch = 1 + (uint32_t)(rnd() % MAXB);
+			for (uint64_t n = 0; n < 3000; n++) {
+				uint64_t q = n;
+				if (n > 0 && chance(3))
+					continue; /* lost */
+				if (n > 8 && chance(3))
+					q = n - 1 - rnd() % 8; /* reordered, duplicated or late */
+				uint32_t frame = (uint32_t)(q / ppf), idx = (uint32_t)(q % ppf), len;
+				if (roce) {
+					/* WRITE FIRST/MIDDLE/LAST with immediate; now and then a frame closed early */
+					uint8_t op = idx == 0 ? GI_ROCEV2_UC | GI_ROCEV2_WRITE_FIRST
+						     : idx == ppf - 1 || chance(4) ? GI_ROCEV2_UC | GI_ROCEV2_WRITE_LAST_IMM
+										   : GI_ROCEV2_UC | GI_ROCEV2_WRITE_MIDDLE;
+					struct rp p = { .opcode = op, .qp = QP, .psn = (uint32_t)(q & 0xffffff), .plen = PAYLOAD,
+							.va = ROCE_BASE + (uint64_t)frame * ppf * PAYLOAD, .dma_len = ppf * PAYLOAD,
+							.pad = -1, .seed = gi_pattern_seed(QP & 0xffff, frame),
+							.off = (uint64_t)idx * PAYLOAD };
+					len = rp_build(buf, &p);
+				} else {
+					struct tp_opts o = { .udp_dst = 6000, .vlan = -1 };
+					struct gi_udp_seq h = { .stream_id = 40, .packets_per_frame = (uint16_t)ppf,
+								.seq = (uint32_t)q, .frame = frame, .pkt_index = (uint16_t)idx,
+								.payload_len = PAYLOAD, .timestamp_ns = 100 + q };
+					if (n > 0 && chance(2))
+						h.pkt_index = (uint16_t)((h.pkt_index + 1) % ppf); /* a lie about its place */
+					len = tp_build(buf, &o, &h);
+				}
+				if (n > 0 && chance(1))
+					len = 30; /* truncated */
+				queue_raw(f, buf, len);
+				if (f->n >= batch) {
+					flush_batch(f);
+					f->now += 1000;
+					batch = 1 + (uint32_t)(rnd() % MAXB);
+				}
+			}
+			if (f->n)
+				flush_batch(f);
+			exf_flush(f, 0, f->now);
+			assert_int_equal(accounted(f), f->fed);
+			const struct gi_stream_counters *c = &f->st[0].c;
+			assert_true(c->packets > 0 && c->lost > 0 && c->duplicates + c->late > 0 && c->reordered > 0);
+			if (roce)
+				assert_true(c->frames[GI_FRAMES_PARTIAL] > 0);
+			runs += f->twin_runs;
+			rounds += f->twin_stalls;
+			exf_free(f);
+		}
+	}
+	print_message("one stream: %u batches as runs, %u took more rounds\n", runs, rounds);
+	assert_true(runs > 100 && rounds > 0);
+}
+
 /* ---- the host executor's worker threads ----------------------------------------- */
 
 #define RING_SLOTS 16
@@ -611,6 +699,7 @@ int main(void)
 		cmocka_unit_test(test_random_traffic),
 		cmocka_unit_test(test_lying_senders),
 		cmocka_unit_test(test_long_runs),
+		cmocka_unit_test(test_one_stream),
 		cmocka_unit_test(test_two_worker_threads),
 		cmocka_unit_test(test_inline_refuses_split_group),
 		cmocka_unit_test(test_divide_free),
