@@ -280,6 +280,28 @@ def main():
         rows.append([payload, batch] + [p["steps_us"][k] for k in p["steps_us"]] + [p["us_per_batch"]])
     print(md_table(rows, ["payload", "batch"] + list(predict(GPUS["H100"], parts, 1, 64, 64)["steps_us"])
                    + ["total µs"]))
+    sensitivity(parts)
+
+
+def sensitivity(parts):
+    global CPI
+    print("\n## sensitivity: H100, 4 rings, Mpps when one assumption changes\n")
+    rows = []
+    base_cpi = CPI
+    cases = [("as assumed", {}, base_cpi), ("fence x2 (1.4 µs)", {"fence": 1.4}, base_cpi),
+             ("fence x0.5", {"fence": 0.35}, base_cpi), ("PCIe read x2 (1.8 µs)", {"pcie": 1.8}, base_cpi),
+             ("packets in DRAM, not L2", {"l2_pkt": True}, base_cpi), ("CPI 2", {}, 2), ("CPI 8", {}, 8)]
+    for name, over, cpi in cases:
+        g = dict(GPUS["H100"])
+        lat = "dram" if over.pop("l2_pkt", False) else "l2"
+        g.update(over)
+        CPI = cpi
+        row = [name]
+        for payload, batch in ((64, 256), (1024, 64), (8192, 64)):
+            row.append(predict(g, parts, 4, payload, batch, pkt_lat=lat)["Mpps"])
+        rows.append(row)
+    CPI = base_cpi
+    print(md_table(rows, ["assumption", "64 B (batch 256)", "1 KiB (batch 64)", "8 KiB (batch 64)"]))
 
 
 if __name__ == "__main__":
