@@ -19,15 +19,18 @@
  *   stage       all threads copy the slot's descriptors into shared memory
  *   1  parse    a thread per packet; 1b: a thread per rocev2 ICRC (slice-by-8)
  *   2a run      a thread per packet: its place if its stream's packets are
- *               one in-order run (two passes: place, then link)
+ *               one in-order run (two passes: place, then link; with one
+ *               stream per group, ranks and frame starts by block scans)
  *   2b sequence a thread per stream of the group: per frame of the run, or
- *               its packets in order through the serial steps
+ *               its packets in order through the serial steps; with one
+ *               stream, then a thread per record sets its bit
  *   3  place    a lane per 16-byte chunk: a warp per payload, or several
  *               payloads per warp when they are small (gi_cuda_place_lanes)
  *   4  commit   a thread per stream: final frames become visible
  *   (2-4 again while a stream stalled on a busy slot)
- *   end         thread 0: batch counters, then every thread mirrors them,
- *               then thread 0 hands the slot back (fence, tail)
+ *   end         thread 0: batch counters, then every thread mirrors them and
+ *               the group's stream counters, then thread 0 hands the slot
+ *               back (fence, tail)
  * Thread 0 alone polls the doorbells between batches; the others wait at
  * the barrier, so an idle CTA costs one thread's polling.
  *
@@ -272,8 +275,11 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 		GI_COUNTER_ADD(&ctr->loops, 1);
 	}
 	__syncthreads();
-	/* executor counters reach the host before the slot does: a reader that
-	 * sees tail move also sees that batch counted, as on the host backend */
+	/* the group's executor and stream counters reach the host before the
+	 * slot does: a reader that sees tail move also sees that batch counted,
+	 * as on the host backend, and a snapshot is at most the batch in
+	 * flight behind (kernels/README.md, counter mirrors) */
+	gi_mirror_streams(a, g);
 	gi_mirror_ctr(a, g);
 	__syncthreads();
 	if (tid == 0) {
