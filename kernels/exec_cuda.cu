@@ -79,6 +79,7 @@ struct gi_cta_ctl {
 	uint32_t empty;     /* empty polls in a row (adaptive idle) */
 	uint32_t sleep_ns;
 	uint32_t ticked;    /* the last action was a tick */
+	uint64_t pass_head; /* k_pass: the ring's head when the pass reached it */
 };
 GI_STATIC_ASSERT(sizeof(struct gi_cta_ctl) <= GI_CUDA_SMEM_CTL, "CTA control fits its shared-memory slot");
 
@@ -214,7 +215,7 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 	struct gi_rec *rec = gi_batch_recs(h);
 	const uint32_t solo = grp.n_streams == 1;
 	if (solo) {
-		gi_cta_scan(h, n, [&](uint32_t i) { return rec[i].state == GI_REC_PARSED; },
+		gi_cta_scan(h, h->n, [&](uint32_t i) { return rec[i].state == GI_REC_PARSED; },
 			    [&](uint32_t i, uint32_t pos, uint32_t prev) {
 				    rec[i].rank = (uint16_t)pos;
 				    rec[i].prev = (uint16_t)prev;
@@ -231,7 +232,7 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 	const uint32_t run = __syncthreads_and((int)gi_phase_run_link(ctx, h, tid, nt));
 	if (solo && run) { /* the records that start the run's frames, in order */
 		uint16_t *starts = gi_batch_touched(h, cr.max_pkts);
-		gi_cta_scan(h, n, [&](uint32_t i) { return gi_solo_starts_frame(rec, &rec[i]); },
+		gi_cta_scan(h, h->n, [&](uint32_t i) { return gi_solo_starts_frame(rec, &rec[i]); },
 			    [&](uint32_t i, uint32_t pos, uint32_t) { starts[pos] = (uint16_t)i; });
 		if (tid == 0)
 			h->solo_frames = h->scan_carry;
@@ -426,10 +427,14 @@ extern "C" __global__ void __launch_bounds__(GI_EXEC_MAX_CTA, 1) k_pass(const st
 
 	gi_cta_init(a, smem);
 	for (uint32_t k = 0; k < grp.n_rings; k++) {
+		/* what the ring held when the pass reached it, and no more: under
+		 * sustained load the pass ends and the tick queued behind it runs */
+		if (threadIdx.x == 0)
+			cc->pass_head = GI_LOAD_ACQUIRE_U64(&a.rings[grp.first_ring + k].ring->head);
 		for (;;) {
 			if (threadIdx.x == 0) {
 				uint32_t r = grp.first_ring + k;
-				uint64_t head = GI_LOAD_ACQUIRE_U64(&a.rings[r].ring->head);
+				uint64_t head = cc->pass_head;
 				uint32_t paused = GI_LOAD_RELAXED_U32(&a.ctl->paused);
 				cc->action = paused == GI_EXEC_RUN && head != a.rings[r].tail ? GI_ACT_SERVE : GI_ACT_NONE;
 				cc->ring = r;

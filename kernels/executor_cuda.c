@@ -654,11 +654,24 @@ static int gi_cuda_copy_back(struct gi_cuda_exec *c)
 	rc = GI_CU(c, c->drv.memcpy_dtoh(ds, c->d_streams, ctx->n_streams * sizeof(*ds)));
 	for (uint32_t s = 0; rc == 0 && s < ctx->n_streams; s++) {
 		struct gi_stream_rt *h = &ctx->streams[s];
+		/* the whole sequencing state (a host executor could go on from it) */
 		h->started = ds[s].started;
+		h->epochs = ds[s].epochs;
 		h->next_pub = ds[s].next_pub;
 		h->max_frame = ds[s].max_frame;
 		h->min_frame = ds[s].min_frame;
 		h->seq_max = ds[s].seq_max;
+		h->frame_base = ds[s].frame_base;
+		h->raw_max = ds[s].raw_max;
+		h->raw_origin = ds[s].raw_origin;
+		h->seq_origin = ds[s].seq_origin;
+		h->vis_next = ds[s].vis_next;
+		h->div_packets = ds[s].div_packets;
+		h->div_payload = ds[s].div_payload;
+		h->div_slots = ds[s].div_slots;
+		h->slot_stride = ds[s].slot_stride;
+		h->mirror_stride = ds[s].mirror_stride;
+		h->payload_off = ds[s].payload_off;
 		/* the stats thread may be reading these: whole words, relaxed */
 		const uint64_t *src = (const uint64_t *)((const uint8_t *)&ds[s] + GI_CUDA_STREAM_MIRROR_OFF);
 		uint64_t *dst = (uint64_t *)((uint8_t *)h + GI_CUDA_STREAM_MIRROR_OFF);

@@ -120,7 +120,15 @@ GI_HD static inline uint32_t gi_seq_fast_place(const struct gi_stream_rt *st, st
 	uint64_t mask = fp->seq_bits >= 64 ? ~0ull : (1ull << fp->seq_bits) - 1;
 	if (((seq_ext ^ pi->seq) & mask) != 0)
 		return 0; /* not the next sequence number: reordered, lost before it, or a copy */
-	uint64_t n = seq_ext - st->seq_origin; /* seq_max >= seq_origin in an epoch */
+	/*
+	 * The distance from the epoch's first packet, which the serial steps
+	 * take as signed (gi_stream_locate's floor division, check_va's
+	 * remainder): at 2^63 and beyond (a 64-bit counter that jumped, with
+	 * resync_frames 0) they see a packet before the epoch; leave it to them.
+	 */
+	uint64_t n = seq_ext - st->seq_origin;
+	if ((int64_t)n < 0)
+		return 0;
 	if (pi->has_frame) {
 		/*
 		 * Extended against the batch-start raw_max, not against the running
@@ -465,6 +473,11 @@ GI_HD static inline void gi_phase_solo_place(const struct gi_exec_ctx *ctx, stru
 			continue;
 		const struct gi_stream_rt *st = &ctx->streams[r->stream];
 		uint64_t *word = &gi_frame_bitmap(gi_stream_slot(st, r->frame))[r->index >> 6];
+		/* Atomic among this CTA's threads, which is all it must be: the CTA
+		 * is the frame's only writer, consumers only read.  On a frame ring
+		 * in host-mapped memory (backend gpudev) CUDA's atomics are atomic
+		 * for the device, not for the host: enough here; slower (a PCIe
+		 * round trip each) than in device memory, where backend cuda puts it. */
 		GI_ATOMIC_OR_U64(word, 1ull << (r->index & 63));
 		r->state = GI_REC_PLACE;
 	}

@@ -123,6 +123,8 @@ struct gi_stream_rt {
 	/* the host's phase 2a, one worker in batch order (phase_sequence.h) */
 	uint32_t run_ok;          /* the stream's records so far form one in-order run */
 	uint32_t run_last;        /* its last parsed record so far, GI_REC_NONE */
+	uint32_t start_pending;   /* deferred: the ring's `started` word waits for next_frame */
+	uint32_t pad1;
 	uint64_t vis_next;        /* next_frame as consumers last saw it */
 	uint64_t pend_n;
 	uint64_t pend_lo;
@@ -319,6 +321,14 @@ GI_HD static inline void gi_stream_pending_pass(struct gi_stream_rt *st, int pas
 	}
 }
 
+/* Consumers may read first_frame and next_frame once they acquire `started`. */
+GI_HD static inline void gi_stream_publish_start(struct gi_stream_rt *st)
+{
+	GI_STORE_RELEASE_U32(&st->ring->started, 1);
+	if (st->mirror)
+		GI_STORE_RELEASE_U32(&st->mirror->started, 1);
+}
+
 /*
  * End of a deferred round: every frame finalised since it began becomes
  * visible, then next_frame moves.  The caller has made every payload store
@@ -347,6 +357,10 @@ GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st)
 		GI_STORE_RELAXED_U64(&st->ring->next_frame, st->next_pub);
 		if (st->mirror)
 			GI_STORE_RELAXED_U64(&st->mirror->next_frame, st->next_pub);
+	}
+	if (st->start_pending) { /* the stream's first batch: started after first_frame and next_frame */
+		st->start_pending = 0;
+		gi_stream_publish_start(st);
 	}
 }
 
@@ -441,9 +455,11 @@ GI_HD static inline void gi_stream_start(struct gi_stream_rt *st, uint64_t frame
 	if (st->mirror)
 		st->mirror->first_frame = frame - back;
 	gi_stream_set_next(st, frame - back);
-	GI_STORE_RELEASE_U32(&st->ring->started, 1); /* consumers read first_frame after acquiring this */
-	if (st->mirror)
-		GI_STORE_RELEASE_U32(&st->mirror->started, 1);
+	if (st->defer) { /* after next_frame, in gi_stream_make_visible() */
+		st->start_pending = 1;
+		return;
+	}
+	gi_stream_publish_start(st);
 }
 
 /* Close the oldest open frame if its first packet is older than the timeout. */

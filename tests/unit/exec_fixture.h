@@ -244,10 +244,18 @@ static inline void exf_phases_gpu_form(struct gi_exec_ctx *ctx, struct gi_exec_c
 				       struct gi_batch_hdr *h)
 {
 	uint32_t more, run = 1, solo = ctx->n_streams == 1; /* one stream: the CTA's per-frame 2b */
+	static uint32_t t8[8 * 256]; /* the CTA's slice-by-8 CRC tables (shared memory there) */
 
+	if (t8[256] == 0) {
+		memcpy(t8, gi_crc32_table, 256 * sizeof(uint32_t));
+		for (uint32_t row = 1; row < 8; row++)
+			gi_crc32_t8_row(t8, row, 0, 1);
+	}
 	gi_batch_begin(h, GI_MIN(slot->n_pkts, max_pkts));
-	for (uint32_t k = 0; k < 5; k++)
-		gi_phase_parse(ctx, GI_GROUP_ANY, slot, max_pkts, split, h, 1, k, 5);
+	for (uint32_t k = 0; k < 5; k++) /* rocev2 ICRCs left pending, as on the GPU */
+		gi_phase_parse(ctx, GI_GROUP_ANY, slot, max_pkts, split, h, 0, k, 5);
+	for (uint32_t k = 0; k < 3; k++) /* 1b: a worker per pending ICRC, slice-by-8 */
+		gi_phase_icrc(slot, max_pkts, split, h, k, 3, t8);
 	if (solo)
 		gi_solo_scan_serial(h); /* the GPU: ballots (exec_cuda.cu gi_cta_scan) */
 	for (uint32_t k = 0; k < 4; k++) /* 2a: place every record, then (a barrier) link */

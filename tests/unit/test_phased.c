@@ -38,6 +38,7 @@
 #include "exec_fixture.h"
 #include "fmtpkt.h"
 #include "kernels/executor.h"
+#include "kernels/fmt_custom.h"
 
 #define PPF 4
 #define PAYLOAD 64
@@ -118,7 +119,8 @@ static uint32_t build_pkt(int s, uint64_t n, uint8_t *buf)
 					      : GI_ROCEV2_UC | GI_ROCEV2_WRITE_MIDDLE;
 		struct rp p = { .opcode = op, .qp = QP, .psn = (uint32_t)(n & 0xffffff), .plen = PAYLOAD,
 				.va = ROCE_BASE + (uint64_t)frame * PPF * PAYLOAD, .dma_len = PPF * PAYLOAD, .pad = -1,
-				.seed = gi_pattern_seed(QP & 0xffff, frame), .off = (uint64_t)idx * PAYLOAD };
+				.seed = gi_pattern_seed(QP & 0xffff, frame), .off = (uint64_t)idx * PAYLOAD,
+				.bad_icrc = n % 53 == 7 }; /* now and then corrupted in flight */
 		return rp_build(buf, &p);
 	}
 	default: {
@@ -196,6 +198,7 @@ static void test_random_traffic(void **state)
 		assert_true(f->st[S_SEQ].c.duplicates > 0 && f->st[S_SEQ].c.late > 0 && f->st[S_SEQ].c.lost > 0);
 		assert_true(f->st[S_VITA].c.packets > 0 && f->st[S_VITA].c.reordered > 0);
 		assert_true(f->st[S_ROCE].c.packets > 0 && f->st[S_ROCE].c.frames[GI_FRAMES_COMPLETE] > 0);
+		assert_true(f->ctr.drops[GI_DROP_ROCEV2_ICRC] > 0);
 		assert_true(f->st[S_RESTART].c.resyncs >= 1); /* and back, for a packet held back across the jump */
 		assert_true(f->ctr.drops[GI_DROP_MALFORMED_IP] + f->ctr.drops[GI_DROP_NO_STREAM] > 0);
 		rounds += f->twin_stalls;
@@ -428,6 +431,83 @@ static void test_one_stream(void **state)
 	}
 	print_message("one stream: %u batches as runs, %u took more rounds\n", runs, rounds);
 	assert_true(runs > 100 && rounds > 0);
+}
+
+/*
+ * A 64-bit counter (custom format, frames from the counter, no restart
+ * detection) whose distance from the epoch's first packet reaches 2^63:
+ * the serial steps see that packet before the epoch (late); the run path
+ * must leave it to them, in both forms (found by a review's fuzzer).
+ */
+static void cust64_stream(struct exec_fixture *f, int s)
+{
+	struct gi_fmt_custom_params m = { .header_bytes = 8, .payload_offset = 8 };
+	m.f[GI_CUSTOM_SEQ] = (struct gi_custom_field){ .offset = 0, .width = 8 };
+	gi_format_params_init(&f->st[s].fp, GI_FORMAT_CUSTOM);
+	gi_fmt_custom_setup(&f->st[s].fp, &m);
+	exf_map_port(f, s, 7000);
+}
+
+static void queue_cust64(struct exec_fixture *f, uint64_t seq)
+{
+	uint8_t *b = next_pkt(f);
+	gi_put_be64(b + 42, seq);
+	memset(b + 50, 0x5a, PAYLOAD);
+	queue_len(f, fp_wrap_udp(b, 7000, 8 + PAYLOAD));
+}
+
+static void test_counter_half_range(void **state)
+{
+	(void)state;
+	static const struct exf_conf c64 = { .format = GI_FORMAT_CUSTOM, .n_streams = 1, .packets = PPF,
+					     .payload = PAYLOAD, .window = 3, .slots = 8, .maxb = MAXB,
+					     .stream = cust64_stream };
+	for (uint32_t form = 0; form < 2; form++) {
+		struct exec_fixture *f = exf_new(&c64);
+		f->twin_gpu_form = form;
+		queue_cust64(f, 0);
+		flush_batch(f);
+		queue_cust64(f, (1ull << 63) - 1);
+		flush_batch(f);
+		queue_cust64(f, 1ull << 63); /* the fixture compares both paths after each batch */
+		flush_batch(f);
+		assert_int_equal(f->st[0].c.late, 1);
+		exf_free(f);
+	}
+}
+
+/*
+ * A stream's first batch: consumers must not see `started` before
+ * next_frame (kernels/frame.h: once started, first_frame and next_frame
+ * are valid), so with visibility deferred to phase 4 the started word
+ * waits for it too.
+ */
+static void test_start_visible_with_next_frame(void **state)
+{
+	(void)state;
+	uint8_t buf[TP_MAX];
+	struct exec_fixture *f = exf_new(&world);
+	for (uint64_t n = 5 * PPF; n < 7 * PPF; n++)
+		queue_raw(f, buf, build_pkt(S_SEQ, n, buf));
+	struct gi_batch_slot *slot = gi_ring_slot(f->ring, 0);
+	slot->n_pkts = f->n;
+	slot->port = 0;
+	struct gi_batch_hdr *h = f->twin_scratch;
+	struct gi_exec_ctx *ctx = &f->twin->ctx;
+	const struct gi_frame_ring_hdr *ring = f->twin->st[S_SEQ].ring;
+	gi_batch_begin(h, f->n);
+	gi_phase_parse(ctx, GI_GROUP_ANY, slot, MAXB, 0, h, 1, 0, 1);
+	assert_int_equal(gi_phase_sequence_all(ctx, h, MAXB, f->now), 0);
+	gi_phase_place(ctx, slot, MAXB, 0, h, 0, 1, 0, 1);
+	assert_int_equal(ring->started, 0); /* phases 2-3 done, nothing visible yet */
+	assert_int_equal(ring->next_frame, 0);
+	gi_phase_commit_all(ctx, h, MAXB);
+	assert_int_equal(ring->started, 1);
+	assert_int_equal(ring->first_frame, 5 - (WINDOW - 1));
+	assert_int_equal(ring->next_frame, f->twin->st[S_SEQ].next_pub); /* frame 6 pushed the window to 4 */
+	assert_true(ring->next_frame > ring->first_frame);
+	f->n = 0;
+	exf_free(f);
 }
 
 /* ---- the host executor's worker threads ----------------------------------------- */
@@ -700,6 +780,8 @@ int main(void)
 		cmocka_unit_test(test_lying_senders),
 		cmocka_unit_test(test_long_runs),
 		cmocka_unit_test(test_one_stream),
+		cmocka_unit_test(test_counter_half_range),
+		cmocka_unit_test(test_start_visible_with_next_frame),
 		cmocka_unit_test(test_two_worker_threads),
 		cmocka_unit_test(test_inline_refuses_split_group),
 		cmocka_unit_test(test_divide_free),
