@@ -577,6 +577,32 @@ static void mem_release(struct emu_mem *m)
 	free(m);
 }
 
+/* A new allocation joins the table (its id orders the leak report). */
+static void mem_add(struct emu_mem *m)
+{
+	pthread_mutex_lock(&g.mu);
+	m->id = next_mem_id++;
+	m->next = mems;
+	mems = m;
+	pthread_mutex_unlock(&g.mu);
+}
+
+/* The free of an allocation of one of `kinds` whose base is p, or a complaint: "call(p): why". */
+static CUresult mem_remove(uintptr_t p, unsigned kinds, const char *call, const char *why)
+{
+	pthread_mutex_lock(&g.mu);
+	struct emu_mem *m = mem_find(p, 0, kinds);
+	if (!m || m->base != p) {
+		pthread_mutex_unlock(&g.mu);
+		emu_complain("%s(0x%llx): %s", call, (unsigned long long)p, why);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	mem_unlink(m);
+	pthread_mutex_unlock(&g.mu);
+	mem_release(m);
+	return CUDA_SUCCESS;
+}
+
 static void emu_ctx_released(struct emu_ctx *c)
 {
 	/* the driver frees a destroyed context's memory; a daemon that left any is leaking */
@@ -628,11 +654,7 @@ EMU_EXPORT CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	*m = (struct emu_mem){ .kind = M_DEVICE, .base = (uintptr_t)p, .size = size, .fd = fd, .ctx = c };
-	pthread_mutex_lock(&g.mu);
-	m->id = next_mem_id++;
-	m->next = mems;
-	mems = m;
-	pthread_mutex_unlock(&g.mu);
+	mem_add(m);
 	*dptr = (CUdeviceptr)(uintptr_t)p;
 	return CUDA_SUCCESS;
 }
@@ -641,17 +663,7 @@ EMU_EXPORT CUresult cuMemFree(CUdeviceptr dptr)
 {
 	ENTER(cuMemFree);
 	NEED_CTX(NULL);
-	pthread_mutex_lock(&g.mu);
-	struct emu_mem *m = mem_find((uintptr_t)dptr, 0, K(M_DEVICE));
-	if (!m || m->base != (uintptr_t)dptr) {
-		pthread_mutex_unlock(&g.mu);
-		emu_complain("cuMemFree(0x%llx): not the base of a cuMemAlloc allocation", (unsigned long long)dptr);
-		return CUDA_ERROR_INVALID_VALUE;
-	}
-	mem_unlink(m);
-	pthread_mutex_unlock(&g.mu);
-	mem_release(m);
-	return CUDA_SUCCESS;
+	return mem_remove((uintptr_t)dptr, K(M_DEVICE), "cuMemFree", "not the base of a cuMemAlloc allocation");
 }
 
 EMU_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
@@ -671,11 +683,7 @@ EMU_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
 	}
 	memset(p, EMU_POISON, size);
 	*m = (struct emu_mem){ .kind = M_HOST, .base = (uintptr_t)p, .size = size, .fd = -1, .ctx = c };
-	pthread_mutex_lock(&g.mu);
-	m->id = next_mem_id++;
-	m->next = mems;
-	mems = m;
-	pthread_mutex_unlock(&g.mu);
+	mem_add(m);
 	*pp = p;
 	return CUDA_SUCCESS;
 }
@@ -684,17 +692,7 @@ EMU_EXPORT CUresult cuMemFreeHost(void *p)
 {
 	ENTER(cuMemFreeHost);
 	NEED_CTX(NULL);
-	pthread_mutex_lock(&g.mu);
-	struct emu_mem *m = mem_find((uintptr_t)p, 0, K(M_HOST));
-	if (!m || m->base != (uintptr_t)p) {
-		pthread_mutex_unlock(&g.mu);
-		emu_complain("cuMemFreeHost(%p): not a cuMemHostAlloc allocation", p);
-		return CUDA_ERROR_INVALID_VALUE;
-	}
-	mem_unlink(m);
-	pthread_mutex_unlock(&g.mu);
-	mem_release(m);
-	return CUDA_SUCCESS;
+	return mem_remove((uintptr_t)p, K(M_HOST), "cuMemFreeHost", "not a cuMemHostAlloc allocation");
 }
 
 EMU_EXPORT CUresult cuMemHostRegister(void *p, size_t bytes, unsigned int flags)
@@ -917,11 +915,7 @@ EMU_EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *dptr, CUipcMemHandle h, unsi
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	*m = (struct emu_mem){ .kind = M_IPC, .base = (uintptr_t)p, .size = rec.size, .fd = fd, .ctx = c };
-	pthread_mutex_lock(&g.mu);
-	m->id = next_mem_id++;
-	m->next = mems;
-	mems = m;
-	pthread_mutex_unlock(&g.mu);
+	mem_add(m);
 	*dptr = (CUdeviceptr)(uintptr_t)p;
 	return CUDA_SUCCESS;
 }
@@ -930,17 +924,7 @@ EMU_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
 {
 	ENTER(cuIpcCloseMemHandle);
 	NEED_CTX(NULL);
-	pthread_mutex_lock(&g.mu);
-	struct emu_mem *m = mem_find((uintptr_t)dptr, 0, K(M_IPC));
-	if (!m || m->base != (uintptr_t)dptr) {
-		pthread_mutex_unlock(&g.mu);
-		emu_complain("cuIpcCloseMemHandle(0x%llx): not an opened IPC mapping", (unsigned long long)dptr);
-		return CUDA_ERROR_INVALID_VALUE;
-	}
-	mem_unlink(m);
-	pthread_mutex_unlock(&g.mu);
-	mem_release(m);
-	return CUDA_SUCCESS;
+	return mem_remove((uintptr_t)dptr, K(M_IPC), "cuIpcCloseMemHandle", "not an opened IPC mapping");
 }
 
 EMU_EXPORT CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,

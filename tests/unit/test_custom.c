@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "exec_fixture.h"
+#include "fmtpkt.h"
 #include "kernels/executor.h"
 #include "kernels/fmt_custom.h"
 #include "testpkt.h"
@@ -254,20 +255,8 @@ static void queue_pkt(struct exec_fixture *f, int s, const struct gi_sim_pkt *p)
 	struct gi_sim_stream *sim = &((struct custom_priv *)f->priv)->sim[s];
 	uint8_t *b = next_pkt(f);
 	memset(b, 0, TP_MAX);
-	memcpy(b, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00", 14);
-	uint8_t *ip = b + 14, *udp = ip + 20;
-	uint32_t ulen = gi_sim_custom_build(sim, p, udp + 8, 77);
-	ip[0] = 0x45;
-	gi_put_be16(ip + 2, (uint16_t)(28 + ulen));
-	ip[8] = 64;
-	ip[9] = 17;
-	gi_put_be32(ip + 12, 0x0a000001);
-	gi_put_be32(ip + 16, 0x0a000002);
-	gi_put_be16(ip + 10, tp_csum(ip, 20));
-	gi_put_be16(udp, 4000);
-	gi_put_be16(udp + 2, sim->dst_port);
-	gi_put_be16(udp + 4, (uint16_t)(8 + ulen));
-	queue_len(f, 42 + ulen);
+	uint32_t ulen = gi_sim_custom_build(sim, p, b + 42, 77);
+	queue_len(f, fp_wrap_udp(b, sim->dst_port, ulen));
 }
 
 /* Every received packet of every frame still in the ring matches the simulator's pattern. */

@@ -65,6 +65,26 @@ static int chance(unsigned percent)
 	return rnd() % 100 < percent;
 }
 
+/* A batch is full: hand it over, and draw the next one's size (1 when `single`). */
+static void next_batch(struct exec_fixture *f, uint32_t *batch, int single)
+{
+	if (f->n < *batch)
+		return;
+	flush_batch(f);
+	f->now += 1000;
+	*batch = single ? 1 : 1 + (uint32_t)(rnd() % MAXB);
+}
+
+/* The end of the traffic: the last batch, then every stream flushed and the books checked. */
+static void end_traffic(struct exec_fixture *f, int n_streams)
+{
+	if (f->n)
+		flush_batch(f);
+	for (int s = 0; s < n_streams; s++)
+		exf_flush(f, s, f->now);
+	assert_int_equal(accounted(f), f->fed);
+}
+
 static void world_stream(struct exec_fixture *f, int s)
 {
 	struct gi_stream_rt *st = &f->st[s];
@@ -173,17 +193,9 @@ static void run_random(struct exec_fixture *f, uint64_t seed, uint32_t n_pkts)
 			queue_raw(f, buf, build_pkt(s, n - 8 * PPF, buf));
 			sent++;
 		}
-		if (f->n >= batch) {
-			flush_batch(f);
-			f->now += 1000;
-			batch = 1 + (uint32_t)(rnd() % MAXB);
-		}
+		next_batch(f, &batch, 0);
 	}
-	if (f->n)
-		flush_batch(f);
-	for (int s = 0; s < N_STREAMS; s++)
-		exf_flush(f, s, f->now);
-	assert_int_equal(accounted(f), f->fed);
+	end_traffic(f, N_STREAMS);
 }
 
 static void test_random_traffic(void **state)
@@ -281,17 +293,9 @@ static void run_lies(struct exec_fixture *f, uint64_t seed, uint32_t n_pkts)
 				p.plen = PAYLOAD - 4; /* a payload of the wrong size */
 			queue_raw(f, buf, rp_build(buf, &p));
 		}
-		if (f->n >= batch) {
-			flush_batch(f);
-			f->now += 1000;
-			batch = sent < 2 ? 1 : 1 + (uint32_t)(rnd() % MAXB);
-		}
+		next_batch(f, &batch, sent < 2);
 	}
-	if (f->n)
-		flush_batch(f);
-	for (int s = 0; s < N_STREAMS; s++)
-		exf_flush(f, s, f->now);
-	assert_int_equal(accounted(f), f->fed);
+	end_traffic(f, N_STREAMS);
 }
 
 static void test_lying_senders(void **state)
@@ -410,16 +414,9 @@ static void test_one_stream(void **state)
 				if (n > 0 && chance(1))
 					len = 30; /* truncated */
 				queue_raw(f, buf, len);
-				if (f->n >= batch) {
-					flush_batch(f);
-					f->now += 1000;
-					batch = 1 + (uint32_t)(rnd() % MAXB);
-				}
+				next_batch(f, &batch, 0);
 			}
-			if (f->n)
-				flush_batch(f);
-			exf_flush(f, 0, f->now);
-			assert_int_equal(accounted(f), f->fed);
+			end_traffic(f, 1);
 			const struct gi_stream_counters *c = &f->st[0].c;
 			assert_true(c->packets > 0 && c->lost > 0 && c->duplicates + c->late > 0 && c->reordered > 0);
 			if (roce)
