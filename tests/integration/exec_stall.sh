@@ -98,12 +98,14 @@ pings = [t for t, kv in ev if kv == "WATCHDOG=1"]
 during = [t for t in pings if t_pause < t <= t_resume]
 after = [t for t in pings if t > t_resume]
 check("pings before the pause", any(t < t_pause for t in pings), f"({sum(t < t_pause for t in pings)})")
-# pings may follow the pause for two intervals (200 ms each): the check that
-# covers progress made before it, and on the GPU the batch the kernel was
-# serving when the pause came; after that, silence until the resume
-late = [t - t_pause for t in during if t - t_pause > 0.5]
-check("WATCHDOG=1 stopped while paused", not late and len(during) <= 2,
-      f"({len(during)} in {t_resume - t_pause:.2f} s, {len(late)} later than 0.5 s)")
+# pings may follow the pause for a while: the check that covers progress
+# made before it, and on the GPU the batches the kernel was serving when the
+# pause came (launch mode: the pass in flight finishes what its ring held,
+# slowly under the emulation and ASan); from 1 s on, silence until the
+# resume (the pause lasts 2 s)
+late = [t - t_pause for t in during if t - t_pause > 1.0]
+check("WATCHDOG=1 stopped while paused", not late,
+      f"({len(during)} in {t_resume - t_pause:.2f} s, {len(late)} later than 1 s)")
 check("a STATUS= names the stuck executor", any(f"executor {be} is stuck" in kv or f"executor {be} worker" in kv for _, kv in ev))
 check("pings come back after the resume", len(after) >= 2, f"({len(after)})")
 SLOTS = 16
