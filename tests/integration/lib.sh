@@ -36,9 +36,15 @@ trap cleanup EXIT
 # GI_BACKEND (host), GI_EXEC_MODE (auto), GI_THREADS_PER_RING (256) and
 # GI_POOL_KIND (host) select the GPU path: tests/gpu/run_on_gpu.sh on a GPU,
 # the cuda_emu suite on CPU threads; GI_BATCH_TIMEOUT_US (200) makes fewer,
-# fuller batches for a slower executor.
+# fuller batches for a slower executor, and GI_BATCH_TIMEOUT_MIN_US raises
+# it further where the caller knows the executor is slower still (setup.sh's
+# ThreadSanitizer run of the emulation with its stress switch).
 write_config() {
   local file=$1 device=$2; shift 2
+  local batch_us=${GI_BATCH_TIMEOUT_US:-200}
+  if [ -n "${GI_BATCH_TIMEOUT_MIN_US:-}" ] && [ "$GI_BATCH_TIMEOUT_MIN_US" -gt "$batch_us" ]; then
+    batch_us=$GI_BATCH_TIMEOUT_MIN_US
+  fi
   {
     cat <<YAML
 eal:
@@ -67,7 +73,7 @@ ports:
       - lcore: 1
         mempool: pool0
         ring_slots: 256
-        batch: {max_packets: 32, timeout_us: ${GI_BATCH_TIMEOUT_US:-200}}
+        batch: {max_packets: 32, timeout_us: $batch_us}
 stats:
   unix: $T/metrics.sock
   listen: "${GI_LISTEN:-}"

@@ -434,17 +434,19 @@ static void run_gpu(enum gi_exec_mode mode, int split)
 	uint64_t head = 0, now = 1000;
 	for (uint32_t from = 0; from < t->n; from += MAXB, head++) {
 		uint32_t n = GI_MIN((uint32_t)MAXB, t->n - from);
-		uint64_t deadline = gi_now_ns() + 5000000000ull;
+		uint64_t deadline = gi_now_ns() + 60000000000ull;
 		while (!gi_ring_has_room(ring, head))
 			if (gi_now_ns() > deadline)
-				fail_msg("the GPU did not consume slot %llu within 5 s", (unsigned long long)(head - 4));
+				fail_msg("the GPU did not consume slot %llu within 60 s", (unsigned long long)(head - 4));
 		struct gi_batch_slot *slot = gi_ring_slot(ring, head);
 		fill_slot(slot, t, from, n, split, dbufs, dbufs + MAXPKTS, dbufs + 2 * MAXPKTS);
 		slot->batch_seq = head;
 		slot->t_publish_ns = gi_now_ns();
 		gi_ring_publish(ring, head);
 	}
-	rc = gi_executor_stop(ex, 5000000000ull);
+	/* a bound, not a timing: the emulation under ThreadSanitizer and its stress
+	 * switch (setup.sh) drains in seconds what a GPU drains in microseconds */
+	rc = gi_executor_stop(ex, 60000000000ull);
 	if (rc < 0)
 		fail_msg("stop: %d %s", rc, gi_executor_last_error(ex));
 	assert_int_equal(GI_LOAD_RELAXED_U64(&ring->tail), head);
