@@ -480,11 +480,11 @@ static void run_gpu(enum gi_exec_mode mode, int split)
 
 /*
  * GPU only: the persistent kernel ticks every tick_ns even when its ring
- * never runs dry — frame timeouts, and the stream counters the stats
- * thread reads, must not wait for an idle moment.  The same batch is
- * published over and over for 300 ms (the first copy placed, the rest
- * duplicates), with the ring kept full; the host must see the stream
- * counters move while the load lasts.
+ * never runs dry — frame timeouts must not wait for an idle moment.  The
+ * same batch is published over and over for 300 ms with the ring kept
+ * full (the first copy placed, the rest duplicates); it leaves frames of
+ * stream 0 incomplete, with a 1 ms frame timeout, so a tick must time them
+ * out while the load lasts (the mirrored counters show it).
  */
 static void test_gpu_ticks_under_load(void **state)
 {
@@ -494,6 +494,8 @@ static void test_gpu_ticks_under_load(void **state)
 	struct traffic *t = make_traffic();
 	struct exec_fixture gw;
 	exf_init(&gw, &world);
+	for (int s = 0; s < NSTREAMS; s++)
+		gw.st[s].frame_timeout_ns = 1000000; /* frame 4 of stream 0 lacks a packet (make_traffic) */
 	struct gi_cuda_drv drv;
 	assert_true(open_gpu(&drv));
 	uint8_t(*bufs)[TP_MAX];
@@ -501,7 +503,10 @@ static void test_gpu_ticks_under_load(void **state)
 			 CUDA_SUCCESS);
 	CUdeviceptr dp;
 	assert_int_equal(drv.mem_host_get_device_pointer(&dp, bufs, 0), CUDA_SUCCESS);
-	memcpy(bufs, t->pkt, (size_t)MAXB * TP_MAX);
+	/* the batch: packets 48..95, frames 3 to 5 (frame 4 lacks packet 2; frame 5 is cut) */
+	memcpy(bufs, t->pkt[MAXB], (size_t)MAXB * TP_MAX);
+	memmove(t->len, t->len + MAXB, MAXB * sizeof(t->len[0]));
+	memmove(t->cut, t->cut + MAXB, MAXB * sizeof(t->cut[0]));
 	uint64_t rb = gi_ring_bytes(4, MAXB, 0);
 	struct gi_batch_ring *ring = aligned_alloc(4096, GI_ALIGN_UP(rb, 4096));
 	memset(ring, 0, rb);
@@ -521,16 +526,17 @@ static void test_gpu_ticks_under_load(void **state)
 		}
 		fill_slot(gi_ring_slot(ring, head), t, 0, MAXB, 0, (uint8_t(*)[TP_MAX])(uintptr_t)dp, NULL, NULL);
 		gi_ring_publish(ring, head++);
-		for (int s = 0; s < NSTREAMS; s++)
-			seen = GI_MAX(seen, GI_LOAD_RELAXED_U64(&gw.st[s].c.packets) +
-						    GI_LOAD_RELAXED_U64(&gw.st[s].c.duplicates));
+		seen = GI_LOAD_RELAXED_U64(&gw.st[0].c.frames[GI_FRAMES_TIMED_OUT]);
 	}
 	uint64_t queued = head - GI_LOAD_RELAXED_U64(&ring->tail);
 	assert_int_equal(gi_executor_stop(ex, 30000000000ull), 0);
-	printf("# %llu batches, ring full %llu times, %llu queued at the end; counters seen under load: %llu\n",
+	printf("# %llu batches, ring full %llu times, %llu queued at the end; frames timed out under load: %llu\n",
 	       (unsigned long long)head, (unsigned long long)busy, (unsigned long long)queued,
 	       (unsigned long long)seen);
-	assert_true(busy > 0 && queued > 0); /* the kernel never ran out of work */
+	/* the producer refills a slot the moment it frees and found the ring full
+	 * again and again: the kernel had work at every poll (how many were still
+	 * queued at the very end is a race with its last batches: printed only) */
+	assert_true(busy > 0);
 	assert_true(seen > 0);
 	gi_executor_destroy(ex);
 	free(ring);
