@@ -200,8 +200,8 @@ int main(int argc, char **argv)
 	uint8_t *ring_mem = aligned_alloc(4096, (ring_bytes + 4095) & ~4095ull);
 	memset(ring_mem, 0, ring_bytes);
 	struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)ring_mem;
-	gi_frame_ring_init(h, FRAME_SLOTS, ppf, payload, (uint32_t)format, 0, "bench", 1);
-	struct gi_stream_rt st = { .format = (uint32_t)format, .packets = ppf, .payload_bytes = payload,
+	gi_frame_ring_init(h, FRAME_SLOTS, ppf, payload, 0, (uint32_t)format, 0, "bench", 1);
+	struct gi_stream_rt st = { .format = (uint32_t)format, .packets = ppf, .payload_bytes = payload, .last_bytes = payload,
 				   .window = 4, .ring = h, .next_same_udp = GI_STREAM_NONE };
 	uint16_t port;
 	if (stream_setup(&st, format, &port) < 0)

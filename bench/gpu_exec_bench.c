@@ -111,7 +111,7 @@ static void setup_ring(struct bench *b, uint32_t r)
 	if (!h)
 		die("frame ring", "out of memory");
 	memset(h, 0, mlen);
-	gi_frame_ring_init(h, slots, b->frame_packets, b->payload, GI_FORMAT_CUSTOM, r, "bench", 1);
+	gi_frame_ring_init(h, slots, b->frame_packets, b->payload, 0, GI_FORMAT_CUSTOM, r, "bench", 1);
 	cu(b, b->drv.mem_alloc(&b->frames[r], full), "cuMemAlloc (frame ring)");
 	cu(b, b->drv.memset_d8(b->frames[r], 0, full), "cuMemsetD8 (frame ring)");
 	cu(b, b->drv.memcpy_htod(b->frames[r], h, sizeof(*h)), "cuMemcpyHtoD (frame ring)");
@@ -119,6 +119,7 @@ static void setup_ring(struct bench *b, uint32_t r)
 	gi_frame_ring_make_mirror(h, (uint32_t)b->drv.device_index, b->drv.pci_bus_id, no_ipc, full);
 	b->mirror[r] = h;
 	*st = (struct gi_stream_rt){ .format = GI_FORMAT_CUSTOM, .packets = b->frame_packets, .payload_bytes = b->payload,
+				     .last_bytes = b->payload,
 				     .window = window, .ring = (struct gi_frame_ring_hdr *)(uintptr_t)b->frames[r],
 				     .mirror = h, .next_same_udp = GI_STREAM_NONE };
 	gi_format_params_init(&st->fp, GI_FORMAT_CUSTOM);

@@ -27,7 +27,7 @@ extern "C" __global__ void probe_parse(const struct gi_exec_ctx *ctx, const stru
 	const struct gi_stream_rt *st = &ctx->streams[si];
 	const uint8_t *u = d.pkt + l4.payload_off;
 	r->reason = (uint8_t)gi_fmt_custom_parse(&st->fp, u, l4.payload_len, d.hdr_len - l4.payload_off, st->packets,
-						  st->payload_bytes, &r->pi);
+						  st->payload_bytes, st->last_bytes, &r->pi);
 	r->stream = (uint16_t)si;
 	r->src_off = (uint16_t)(l4.payload_off + r->pi.payload_off);
 	r->state = GI_REC_PARSED;

@@ -320,8 +320,10 @@ static const struct gi_key match_keys[] = {
 	K_END,
 };
 static const struct gi_key frame_keys[] = {
-	K_INT("packets", struct gi_cfg_stream, frame_packets, 1, 65535, 0, REQ),
+	/* packets or bytes, or both when they agree: check_frame_geometry() */
+	K_INT("packets", struct gi_cfg_stream, frame_packets, 1, 65535, 0, 0),
 	K_INT("payload_bytes", struct gi_cfg_stream, payload_bytes, 1, 9000, 0, REQ),
+	K_INT("bytes", struct gi_cfg_stream, frame_bytes, 1, 65535ll * 9000, 0, 0),
 	K_END,
 };
 static const struct gi_key ring_keys[] = {
@@ -1098,12 +1100,54 @@ static bool streams_share_udp(const struct gi_cfg_stream *a, const struct gi_cfg
 	return false;
 }
 
+/*
+ * frame.packets and frame.bytes: a frame is `packets` packets of
+ * payload_bytes, the last of which may be shorter (frame.bytes not a
+ * multiple of payload_bytes: cameras, most sensors).  Either key gives the
+ * other; both must agree.
+ */
+static void check_frame_geometry(struct gi_ctx *c, struct gi_cfg_stream *s, uint32_t i)
+{
+	char path[GI_PATH_BUF];
+	uint64_t pb = s->payload_bytes;
+
+	if (!pb)
+		return; /* missing: reported already */
+	if (!s->frame_packets && !s->frame_bytes) {
+		yaml_node_t *f = node_at(c, "streams[%u].frame", i);
+		fmt_path(path, sizeof(path), "streams[%u].frame.packets", i);
+		if (f && f != node_at(c, "streams[%u]", i))
+			err_at(c, mark_of(f), path, "missing required key (allowed: 1..65535, or give frame.bytes)");
+		return;
+	}
+	if (!s->frame_bytes) {
+		s->frame_bytes = s->frame_packets * pb;
+		return;
+	}
+	uint64_t packets = (s->frame_bytes + pb - 1) / pb;
+	fmt_path(path, sizeof(path), "streams[%u].frame.bytes", i);
+	if (packets > GI_FRAME_MAX_PACKETS) {
+		err_at(c, mark_of(node_at(c, "%s", path)), path,
+		       "%" PRIu64 " bytes take %" PRIu64 " packets of payload_bytes %" PRIu64 ", more than a frame holds "
+		       "(allowed: 1..%" PRIu64 ")", s->frame_bytes, packets, pb, pb * GI_FRAME_MAX_PACKETS);
+	} else if (s->frame_packets && s->frame_packets != packets) {
+		err_at(c, mark_of(node_at(c, "%s", path)), path,
+		       "%" PRIu64 " bytes are %" PRIu64 " packets of payload_bytes %" PRIu64 ", not frame.packets %u "
+		       "(allowed: %" PRIu64 "..%" PRIu64 ", or leave out frame.packets)", s->frame_bytes, packets, pb,
+		       s->frame_packets, (s->frame_packets - 1) * pb + 1, s->frame_packets * pb);
+	} else {
+		s->frame_packets = (uint32_t)packets;
+	}
+}
+
 static void check_streams(struct gi_ctx *c, struct gi_config *cfg)
 {
 	char path[GI_PATH_BUF], names[GI_PATH_MAX];
 
 	for (uint32_t i = 0; i < cfg->n_streams; i++) {
 		struct gi_cfg_stream *s = &cfg->streams[i];
+
+		check_frame_geometry(c, s, i);
 
 		if (s->shm[0] == '\0')
 			snprintf(s->shm, sizeof(s->shm), "/gpuingest-%s", s->name);
@@ -1196,6 +1240,11 @@ static void check_vita49(struct gi_ctx *c, const struct gi_config *cfg)
 			fmt_path(path, sizeof(path), "streams[%u].frame.payload_bytes", i);
 			err_at(c, mark_of(node_at(c, "%s", path)), path,
 			       "%u is not a whole number of 32-bit VRT words (allowed: a multiple of 4)", s->payload_bytes);
+		} else if (s->frame_bytes % 4) {
+			fmt_path(path, sizeof(path), "streams[%u].frame.bytes", i);
+			err_at(c, mark_of(node_at(c, "%s", path)), path,
+			       "%" PRIu64 " leaves a last packet that is not a whole number of 32-bit VRT words (allowed: a "
+			       "multiple of 4)", s->frame_bytes);
 		}
 		/* streams sharing a UDP port share its rte_flow rule, hence its queue */
 		for (uint32_t j = 0; j < i; j++) {

@@ -122,8 +122,9 @@ struct gi_cfg_stream {
 	uint16_t udp_dst_port;       /* match.udp_dst_port, [1, 65535], required except rocev2 (default 4791) */
 	uint32_t queue;              /* rx queue of the port its rte_flow rule steers to, default 0 */
 	enum gi_format format;       /* udp_seq */
-	uint32_t frame_packets;      /* frame.packets [1, 65535], required */
-	uint32_t payload_bytes;      /* frame.payload_bytes [1, 9000], required */
+	uint32_t frame_packets;      /* frame.packets [1, 65535]; from frame.bytes when not given */
+	uint32_t payload_bytes;      /* frame.payload_bytes [1, 9000], required: every packet's, the last one's at most */
+	uint64_t frame_bytes;        /* frame.bytes [1, 65535 * 9000]; packets * payload_bytes when not given */
 	uint32_t ring_slots;         /* ring.slots [2, 4096], default 16 */
 	char shm[GI_NAME_MAX + 16];  /* ring.shm, POSIX shm name, default "/gpuingest-<name>" */
 	uint32_t reorder_window;     /* frames open at once [1, 1024], default 2, < ring.slots */

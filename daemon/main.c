@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -347,7 +348,7 @@ static int frame_ring_start(struct gi_daemon *d, uint32_t i, uint64_t created_ns
 	if (rc < 0)
 		return rc;
 	struct gi_frame_ring_hdr *h = d->shm[i].va;
-	gi_frame_ring_init(h, cs->ring_slots, cs->frame_packets, cs->payload_bytes, cs->format, i, cs->name,
+	gi_frame_ring_init(h, cs->ring_slots, cs->frame_packets, cs->payload_bytes, cs->frame_bytes, cs->format, i, cs->name,
 			   created_ns);
 	rc = gi_mem_register_shared(&d->mem, h, GI_ALIGN_UP(len, 4096), &d->shm_reg[i], err, sizeof(err));
 	if (rc < 0) {
@@ -428,9 +429,12 @@ static int streams_start(struct gi_daemon *d)
 		uint16_t *head = &d->stream_map[(size_t)cs->port_index * 65536u + cs->udp_dst_port];
 		st->next_same_udp = *head;
 		*head = (uint16_t)i;
-		gi_log(GI_LOG_INFO, "stream %s: port %s queue %u udp %u, %u x %u-byte packets per frame, %u slots in %s%s",
-		       cs->name, cs->port, cs->queue, cs->udp_dst_port, cs->frame_packets, cs->payload_bytes,
-		       cs->ring_slots, cs->shm, st->mirror ? " (frames in GPU memory, CUDA IPC)" : "");
+		gi_log(GI_LOG_INFO,
+		       "stream %s: port %s queue %u udp %u, %" PRIu64 "-byte frames of %u x %u-byte packets (the last %u), "
+		       "%u slots in %s%s",
+		       cs->name, cs->port, cs->queue, cs->udp_dst_port, cs->frame_bytes, cs->frame_packets,
+		       cs->payload_bytes, st->last_bytes, cs->ring_slots, cs->shm,
+		       st->mirror ? " (frames in GPU memory, CUDA IPC)" : "");
 	}
 	d->exec_ctx.n_streams = c->n_streams;
 	d->exec_ctx.n_ports = c->n_ports;

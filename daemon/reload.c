@@ -84,7 +84,7 @@ void gi_stream_rt_configure(struct gi_stream_rt *st, const struct gi_cfg_stream 
 	if (cs->format == GI_FORMAT_ROCEV2) {
 		struct gi_fmt_rocev2_params rp = { .base_va = cs->rocev2.base_va, .dst_qp = cs->rocev2_dst_qp,
 						   .icrc = (uint32_t)cs->rocev2.icrc,
-						   .close_on = (uint32_t)cs->rocev2.close_on };
+						   .close_on = (uint32_t)cs->rocev2.close_on, .frame_bytes = cs->frame_bytes };
 		gi_fmt_rocev2_set(&st->fp, &rp);
 	}
 	if (cs->format == GI_FORMAT_CUSTOM)
@@ -101,6 +101,7 @@ void gi_stream_rt_configure(struct gi_stream_rt *st, const struct gi_cfg_stream 
 	}
 	st->packets = cs->frame_packets;
 	st->payload_bytes = cs->payload_bytes;
+	st->last_bytes = (uint32_t)(cs->frame_bytes - (uint64_t)(cs->frame_packets - 1) * cs->payload_bytes);
 	st->window = cs->reorder_window;
 	st->frame_timeout_ns = (uint64_t)cs->frame_timeout_ms * 1000000u;
 }
@@ -114,6 +115,7 @@ static bool stream_same_ring(const struct gi_cfg_stream *a, const struct gi_cfg_
 {
 	return strcmp(a->port, b->port) == 0 && a->udp_dst_port == b->udp_dst_port && a->format == b->format &&
 	       a->frame_packets == b->frame_packets && a->payload_bytes == b->payload_bytes &&
+	       a->frame_bytes == b->frame_bytes &&
 	       a->ring_slots == b->ring_slots && strcmp(a->shm, b->shm) == 0 &&
 	       a->vita49_stream_id == b->vita49_stream_id && a->vita49.given == b->vita49.given &&
 	       a->vita49.ts_step_ps == b->vita49.ts_step_ps && a->custom.given == b->custom.given &&
@@ -229,7 +231,7 @@ static int plan_ring_create(struct gi_daemon *d, struct stream_plan *pl, uint32_
 		return rc;
 	pl->created[j] = true;
 	struct gi_frame_ring_hdr *h = pl->shm[j].va;
-	gi_frame_ring_init(h, cs->ring_slots, cs->frame_packets, cs->payload_bytes, cs->format, j, cs->name,
+	gi_frame_ring_init(h, cs->ring_slots, cs->frame_packets, cs->payload_bytes, cs->frame_bytes, cs->format, j, cs->name,
 			   created_ns);
 	rc = gi_mem_register_shared(&d->mem, h, GI_ALIGN_UP(len, 4096), &pl->shm_reg[j], err, sizeof(err));
 	if (rc < 0) {

@@ -21,8 +21,9 @@
  * frame.payload_bytes long][trailer_bytes]; payload_offset defaults to
  * header_bytes and may be smaller (consumers then get the header bytes too).
  * Every packet must be exactly payload_offset + payload_bytes + trailer_bytes
- * long (else malformed_length) and hold the whole header (else
- * malformed_truncated).
+ * long (else malformed_length) — the frame's last packet may carry the
+ * shorter rest of a frame.bytes frame instead — and hold the whole header
+ * (else malformed_truncated).
  *
  * The parser is GI_HD: the host executor and the CUDA kernels run it.  The
  * map is validated at config load (daemon/config.c); gi_fmt_custom_setup()
@@ -88,7 +89,7 @@ GI_HD static inline uint64_t gi_custom_value(const struct gi_custom_field *f, co
 
 /* 0 or the gi_drop_reason of the packet. */
 GI_HD static inline int gi_fmt_custom_parse(const struct gi_format_params *fp, const uint8_t *u, uint32_t len,
-					    uint32_t hdr_avail, uint32_t packets, uint32_t payload_bytes,
+					    uint32_t hdr_avail, uint32_t packets, uint32_t payload_bytes, uint32_t last_bytes,
 					    struct gi_pkt_info *pi)
 {
 	const struct gi_fmt_custom_params *cp = (const struct gi_fmt_custom_params *)fp->fmt;
@@ -96,7 +97,9 @@ GI_HD static inline int gi_fmt_custom_parse(const struct gi_format_params *fp, c
 
 	if (len < cp->header_bytes || hdr_avail < cp->header_bytes)
 		return GI_DROP_MALFORMED_TRUNCATED; /* short, or the header is not in the header segment */
-	if (len != cp->payload_offset + payload_bytes + cp->trailer_bytes)
+	/* a frame's last packet may be shorter (frame.bytes); gi_seq_locate() checks it is the last */
+	uint32_t plen = len - cp->payload_offset - cp->trailer_bytes;
+	if (len < cp->payload_offset + cp->trailer_bytes || (plen != payload_bytes && plen != last_bytes))
 		return GI_DROP_MALFORMED_LENGTH;
 	for (uint32_t k = 0; k < GI_CUSTOM__FIELDS; k++)
 		if (cp->f[k].width && cp->f[k].offset + cp->f[k].width > cp->header_bytes)
@@ -117,7 +120,7 @@ GI_HD static inline int gi_fmt_custom_parse(const struct gi_format_params *fp, c
 	pi->timestamp = cp->f[GI_CUSTOM_TIMESTAMP].width ? gi_custom_value(&cp->f[GI_CUSTOM_TIMESTAMP], u) : 0;
 	pi->byte_off = 0;
 	pi->payload_off = cp->payload_offset;
-	pi->payload_len = payload_bytes;
+	pi->payload_len = plen;
 	pi->has_offset = 0;
 	pi->closes_frame = 0;
 	return 0;

@@ -101,16 +101,18 @@ enum gi_rocev2_close_on {
 
 /*
  * The stream's rocev2 parameters, packed into gi_format_params.fmt word by
- * word (fmt[0] base_va, fmt[1] dst_qp | icrc << 32, fmt[2] close_on): no
- * type punning of the uint64_t array, the same on host and device.
+ * word (fmt[0] base_va, fmt[1] dst_qp | icrc << 32, fmt[2] close_on,
+ * fmt[3] frame_bytes): no type punning of the uint64_t array, the same on
+ * host and device.
  */
 struct gi_fmt_rocev2_params {
-	uint64_t base_va;  /* rocev2.base_va: VA of byte 0 of the frame buffer */
-	uint32_t dst_qp;   /* match.dst_qp, 24 bits */
-	uint32_t icrc;     /* enum gi_rocev2_icrc_mode */
-	uint32_t close_on; /* enum gi_rocev2_close_on */
+	uint64_t base_va;     /* rocev2.base_va: VA of byte 0 of the frame buffer */
+	uint64_t frame_bytes; /* frame.bytes: a WRITE's VA is base_va + frame * frame_bytes + offset (0: whole packets) */
+	uint32_t dst_qp;      /* match.dst_qp, 24 bits */
+	uint32_t icrc;        /* enum gi_rocev2_icrc_mode */
+	uint32_t close_on;    /* enum gi_rocev2_close_on */
 };
-#define GI_FMT_ROCEV2_WORDS 3u
+#define GI_FMT_ROCEV2_WORDS 4u
 GI_STATIC_ASSERT(GI_FMT_ROCEV2_WORDS <= sizeof(((struct gi_format_params *)0)->fmt) / sizeof(uint64_t),
 		 "rocev2 parameters must fit gi_format_params.fmt");
 
@@ -121,6 +123,7 @@ GI_HD static inline struct gi_fmt_rocev2_params gi_fmt_rocev2(const struct gi_fo
 	p.dst_qp = (uint32_t)fp->fmt[1];
 	p.icrc = (uint32_t)(fp->fmt[1] >> 32);
 	p.close_on = (uint32_t)fp->fmt[2];
+	p.frame_bytes = fp->fmt[3];
 	return p;
 }
 
@@ -129,6 +132,7 @@ static inline void gi_fmt_rocev2_set(struct gi_format_params *fp, const struct g
 	fp->fmt[0] = p->base_va;
 	fp->fmt[1] = (uint64_t)p->dst_qp | ((uint64_t)p->icrc << 32);
 	fp->fmt[2] = p->close_on;
+	fp->fmt[3] = p->frame_bytes;
 }
 
 GI_HD static inline uint32_t gi_be24(const uint8_t *p)
@@ -400,7 +404,7 @@ GI_HD static inline int gi_fmt_rocev2_parse(const struct gi_format_params *fp, c
 	if (fl & GI_ROCEV2_F_RETH) {
 		uint64_t va = gi_be64(ext);
 		uint32_t dma_len = gi_be32(ext + 12);
-		uint64_t frame_bytes = (uint64_t)packets * payload_bytes;
+		uint64_t frame_bytes = rp->frame_bytes ? rp->frame_bytes : (uint64_t)packets * payload_bytes;
 		/* ONLY: the message is this packet; FIRST: more follows */
 		if ((fl & GI_ROCEV2_F_LAST) ? dma_len != plen : dma_len <= plen)
 			return GI_DROP_MALFORMED_LENGTH;

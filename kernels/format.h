@@ -131,7 +131,7 @@ GI_HD static inline int64_t gi_extend_delta(uint64_t ref, uint64_t v, uint32_t b
 /* 0 or the gi_drop_reason of the packet. */
 GI_HD static inline int gi_fmt_udp_seq_parse(const struct gi_format_params *fp, const uint8_t *udp_payload,
 					     uint32_t len, uint32_t hdr_avail, uint32_t packets, uint32_t payload_bytes,
-					     struct gi_pkt_info *pi)
+					     uint32_t last_bytes, struct gi_pkt_info *pi)
 {
 	struct gi_udp_seq h;
 	gi_pkt_info_clear(pi);
@@ -152,7 +152,8 @@ GI_HD static inline int gi_fmt_udp_seq_parse(const struct gi_format_params *fp, 
 	default:
 		return GI_DROP_MALFORMED_INDEX;
 	}
-	if (h.packets_per_frame != packets || h.payload_len != payload_bytes)
+	/* a frame's last packet may be shorter (frame.bytes); gi_seq_locate() checks it is the last */
+	if (h.packets_per_frame != packets || (h.payload_len != payload_bytes && h.payload_len != last_bytes))
 		return GI_DROP_MALFORMED_GEOMETRY;
 	pi->seq = h.seq;
 	pi->frame = h.frame;

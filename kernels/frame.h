@@ -57,7 +57,8 @@ struct gi_frame_ring_hdr {
 	uint32_t payload_bytes;   /* per packet */
 	uint32_t bitmap_words;    /* uint64_t words of received-packet bitmap per slot */
 	uint64_t slot_stride;
-	uint64_t frame_bytes;     /* packets_per_frame * payload_bytes */
+	uint64_t frame_bytes;     /* the frame's length: packets_per_frame * payload_bytes, or less when
+				   * the last packet is shorter (frame.bytes) */
 	uint64_t payload_off;     /* payload offset inside a slot, 64-byte aligned */
 	uint32_t format;          /* enum gi_format */
 	uint32_t stream_index;
@@ -162,10 +163,10 @@ static inline void gi_frame_ring_publish_hdr(struct gi_frame_ring_hdr *h)
 	__atomic_store_n(&h->magic, GI_FRAME_MAGIC, __ATOMIC_RELEASE);
 }
 
-/* Host-only: lay out a ring in zeroed memory of gi_frame_ring_bytes(). */
+/* Host-only: lay out a ring in zeroed memory of gi_frame_ring_bytes(); frame_bytes 0: packets * payload_bytes. */
 static inline void gi_frame_ring_init(struct gi_frame_ring_hdr *h, uint32_t n_slots, uint32_t packets,
-				      uint32_t payload_bytes, uint32_t format, uint32_t stream_index,
-				      const char *name, uint64_t created_ns)
+				      uint32_t payload_bytes, uint64_t frame_bytes, uint32_t format,
+				      uint32_t stream_index, const char *name, uint64_t created_ns)
 {
 	h->version = GI_FRAME_VERSION;
 	h->hdr_bytes = (uint16_t)sizeof(*h);
@@ -174,7 +175,7 @@ static inline void gi_frame_ring_init(struct gi_frame_ring_hdr *h, uint32_t n_sl
 	h->payload_bytes = payload_bytes;
 	h->bitmap_words = gi_frame_bitmap_words(packets);
 	h->slot_stride = gi_frame_slot_stride(packets, payload_bytes);
-	h->frame_bytes = (uint64_t)packets * payload_bytes;
+	h->frame_bytes = frame_bytes ? frame_bytes : (uint64_t)packets * payload_bytes; /* 0: whole packets */
 	h->payload_off = gi_frame_payload_off(packets);
 	h->format = format;
 	h->stream_index = stream_index;

@@ -114,7 +114,7 @@ GI_HD static inline uint32_t gi_seq_fast_place(const struct gi_stream_rt *st, st
 	uint32_t index;
 
 	/* seq_bits >= 2: a step of one is then +1 for gi_extend_delta (with 1 bit it is -1, with 0 it is 0) */
-	if (!st->started || pi->payload_len != st->payload_bytes || fp->seq_bits < 2)
+	if (!st->started || fp->seq_bits < 2)
 		return 0;
 	uint64_t seq_ext = st->seq_max + 1 + rank;
 	uint64_t mask = fp->seq_bits >= 64 ? ~0ull : (1ull << fp->seq_bits) - 1;
@@ -158,6 +158,9 @@ GI_HD static inline uint32_t gi_seq_fast_place(const struct gi_stream_rt *st, st
 	/* late, or a bad index (a frame beyond the window pushes it in 2b, as the serial steps do) */
 	if (frame >= GI_RING_FRAME_LIMIT || frame < st->next_pub || index >= st->packets)
 		return 0;
+	/* the geometry: every packet payload_bytes long, the frame's last one last_bytes */
+	if (pi->payload_len != gi_stream_pkt_bytes(st, index))
+		return 0;
 	/* a copy already in its frame from an earlier batch: the serial steps count it */
 	const struct gi_frame_slot *s = gi_stream_slot(st, frame);
 	if (gi_frame_is_open(s, frame) && (gi_frame_bitmap((struct gi_frame_slot *)s)[index >> 6] >> (index & 63) & 1))
@@ -193,13 +196,14 @@ GI_HD static inline uint32_t gi_seq_fast_link(const struct gi_stream_rt *st, con
 
 /* 2b: the end of a frame's packets in the run: bits, counts, then publish or close. */
 GI_HD static inline void gi_seq_fast_frame_end(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame,
-					       uint32_t n, uint64_t *word, uint64_t bits, uint32_t closes, uint64_t now)
+					       uint32_t n, uint32_t last_index, uint64_t *word, uint64_t bits,
+					       uint32_t closes, uint64_t now)
 {
 	if (word)
 		*word |= bits;
 	s->received += n;
 	GI_COUNTER_ADD(&st->c.packets, n);
-	GI_COUNTER_ADD(&st->c.bytes, (uint64_t)n * st->payload_bytes);
+	GI_COUNTER_ADD(&st->c.bytes, gi_stream_run_bytes(st, n, last_index)); /* indices grow: only the last may be short */
 	if (closes && frame >= st->next_pub)
 		gi_stream_advance(st, frame + 1, GI_FRAME_PARTIAL, now); /* the sender says it is done */
 	else if (s->received == s->expected)
@@ -227,7 +231,7 @@ GI_HD static inline uint32_t gi_seq_fast_commit(struct gi_stream_rt *st, struct 
 			continue;
 		if (!s || r->frame != frame) {
 			if (s)
-				gi_seq_fast_frame_end(st, s, frame, n, word, bits, closes, now);
+				gi_seq_fast_frame_end(st, s, frame, n, last->index, word, bits, closes, now);
 			frame = r->frame;
 			last = r;
 			/* gi_seq_locate()'s window push, at the frame's first packet */
@@ -268,7 +272,7 @@ GI_HD static inline uint32_t gi_seq_fast_commit(struct gi_stream_rt *st, struct 
 		r->state = GI_REC_PLACE;
 	}
 	if (s)
-		gi_seq_fast_frame_end(st, s, frame, n, word, bits, closes, now);
+		gi_seq_fast_frame_end(st, s, frame, n, last->index, word, bits, closes, now);
 	if (!last)
 		return 0;
 	/* the sequence state after the last record located: every step was +1 */
@@ -448,7 +452,8 @@ GI_HD static inline uint32_t gi_solo_commit(struct gi_stream_rt *st, struct gi_b
 		if (frame < st->min_frame)
 			st->min_frame = frame;
 		uint32_t n = (next ? next->rank : h->solo_total) - r->rank;
-		gi_seq_fast_frame_end(st, s, frame, n, NULL, 0, end->pi.closes_frame, now); /* bits: in parallel, next */
+		gi_seq_fast_frame_end(st, s, frame, n, end->index, NULL, 0, end->pi.closes_frame,
+				      now); /* bits: in parallel, next */
 	}
 	if (!lr)
 		return 0;

@@ -75,6 +75,8 @@ struct gi_stream_rt {
 	uint32_t packets;         /* per frame */
 	uint32_t payload_bytes;   /* per packet */
 	uint32_t window;          /* frames open at once (reorder window), < ring n_slots */
+	uint32_t last_bytes;      /* the last packet's length: frame.bytes - (packets - 1) * payload_bytes */
+	uint32_t pad_cfg;
 	uint64_t frame_timeout_ns;/* 0: frames only close by window or at shutdown */
 	struct gi_frame_ring_hdr *ring;   /* where frames are assembled (executor address) */
 	struct gi_frame_ring_hdr *mirror; /* consumers' metadata copy when ring is in GPU memory, else NULL */
@@ -203,6 +205,18 @@ GI_HD static inline struct gi_frame_slot *gi_stream_mirror_slot(const struct gi_
 GI_HD static inline uint8_t *gi_stream_payload(const struct gi_stream_rt *st, struct gi_frame_slot *s, uint32_t index)
 {
 	return (uint8_t *)s + st->payload_off + (uint64_t)index * st->payload_bytes;
+}
+
+/* The payload length packet `index` of a frame must have: the last one may be shorter (frame.bytes). */
+GI_HD static inline uint32_t gi_stream_pkt_bytes(const struct gi_stream_rt *st, uint32_t index)
+{
+	return index == st->packets - 1 ? st->last_bytes : st->payload_bytes;
+}
+
+/* Bytes of a frame's packets [0, n) that end at `last_index`: n whole packets, the last maybe short. */
+GI_HD static inline uint64_t gi_stream_run_bytes(const struct gi_stream_rt *st, uint32_t n, uint32_t last_index)
+{
+	return (uint64_t)n * st->payload_bytes - (last_index == st->packets - 1 ? st->payload_bytes - st->last_bytes : 0u);
 }
 
 /* Geometry the hot path derives from the configuration, once per epoch. */
@@ -614,14 +628,16 @@ GI_HD static inline int gi_stream_parse_ex(const struct gi_stream_rt *st, const 
 
 	switch (st->format) {
 	case GI_FORMAT_UDP_SEQ:
-		return gi_fmt_udp_seq_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes, pi);
+		return gi_fmt_udp_seq_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes,
+					    st->last_bytes, pi);
 	case GI_FORMAT_VITA49:
 		return gi_fmt_vita49_parse(&st->fp, u, l4->payload_len, avail, pi);
 	case GI_FORMAT_ROCEV2:
 		/* the ICRC covers the payload: seg1 (buffer split) is read too */
 		return gi_fmt_rocev2_parse(&st->fp, pkt, hdr_len, seg1, l4, st->packets, st->payload_bytes, icrc_now, pi);
 	case GI_FORMAT_CUSTOM:
-		return gi_fmt_custom_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes, pi);
+		return gi_fmt_custom_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes,
+					   st->last_bytes, pi);
 	default:
 		gi_pkt_info_clear(pi);
 		return GI_DROP_NO_STREAM;
@@ -660,7 +676,7 @@ GI_HD static inline int gi_seq_locate(struct gi_stream_rt *st, const struct gi_p
 			return GI_SEQ_DONE;
 		}
 	}
-	if (pi->payload_len != st->payload_bytes) {
+	if (pi->payload_len != st->payload_bytes && pi->payload_len != st->last_bytes) {
 		*drop = GI_DROP_MALFORMED_GEOMETRY;
 		return GI_SEQ_DONE;
 	}
@@ -670,6 +686,10 @@ GI_HD static inline int gi_seq_locate(struct gi_stream_rt *st, const struct gi_p
 	}
 	if (*index >= st->packets) {
 		*drop = GI_DROP_MALFORMED_INDEX;
+		return GI_SEQ_DONE;
+	}
+	if (pi->payload_len != gi_stream_pkt_bytes(st, *index)) {
+		*drop = GI_DROP_MALFORMED_LENGTH; /* a short packet that is not the frame's last, or a full-size last */
 		return GI_SEQ_DONE;
 	}
 	if (*frame >= st->next_pub + st->window)

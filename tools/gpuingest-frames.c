@@ -279,7 +279,8 @@ static int ring_try_open(struct ring *r, const char *name, char *why, size_t why
 	    h.bitmap_words != gi_frame_bitmap_words(h.packets_per_frame) || h.slot_stride != want_stride ||
 	    (h.payload_in_device && h.dev_slot_stride != gi_frame_slot_stride(h.packets_per_frame, h.payload_bytes)) ||
 	    h.payload_off != gi_frame_payload_off(h.packets_per_frame) ||
-	    h.frame_bytes != (uint64_t)h.packets_per_frame * h.payload_bytes) {
+	    h.frame_bytes > (uint64_t)h.packets_per_frame * h.payload_bytes ||
+	    h.frame_bytes <= (uint64_t)(h.packets_per_frame - 1) * h.payload_bytes) { /* the last packet may be short */
 		snprintf(why, why_len, "inconsistent header (n_slots %u, packets %u, payload %u)", h.n_slots,
 			 h.packets_per_frame, h.payload_bytes);
 		ring_unmap(r);
@@ -414,9 +415,10 @@ static void check_frame(struct ring *r, struct gi_frame_slot *s, uint64_t f, str
 		if (!(bm[i >> 6] >> (i & 63) & 1))
 			continue;
 		uint64_t off = (uint64_t)i * pb;
-		out->mismatches += gi_pattern_mismatches(payload + off, seed, off, pb);
+		uint64_t len = i == ppf - 1 ? h->frame_bytes - off : pb; /* the last packet may be short */
+		out->mismatches += gi_pattern_mismatches(payload + off, seed, off, len);
 		out->packets++;
-		out->bytes += pb;
+		out->bytes += len;
 	}
 }
 

@@ -140,6 +140,9 @@ static void usage(FILE *f)
 		"  --packets-per-frame P   packets per frame (default 64, max 65535)\n"
 		"  --payload B             payload bytes per packet after the 32-byte header\n"
 		"                          (default 1024, 1..%u)\n"
+		"  --frame-bytes B         frame length; the last packet of each frame carries\n"
+		"                          the rest, B - (P - 1) * payload bytes (default P *\n"
+		"                          payload: every packet full); every stream\n"
 		"  --geometry LIST         per-stream frame geometry, PACKETSxBYTES for stream\n"
 		"                          0, 1, ... comma-separated (e.g. 64x1024,32x1400);\n"
 		"                          streams past the list use the last item\n"
@@ -256,7 +259,7 @@ static uint32_t parse_ip4(const char *opt, const char *s)
 }
 
 enum {
-	OPT_PORT = 256, OPT_GEOMETRY, OPT_START_DELAY, OPT_STREAMS, OPT_FRAMES, OPT_DURATION, OPT_PPF, OPT_PAYLOAD, OPT_RATE, OPT_SEED,
+	OPT_PORT = 256, OPT_GEOMETRY, OPT_START_DELAY, OPT_STREAMS, OPT_FRAMES, OPT_DURATION, OPT_PPF, OPT_PAYLOAD, OPT_FRAME_BYTES, OPT_RATE, OPT_SEED,
 	OPT_LOSS, OPT_DUP, OPT_REORDER, OPT_DEPTH, OPT_MALFORMED, OPT_SEQ_START, OPT_FRAME_START,
 	OPT_DST_PORT, OPT_SRC_PORT, OPT_SRC_MAC, OPT_DST_MAC, OPT_SRC_IP, OPT_DST_IP, OPT_WAIT_LINK,
 	OPT_LCORE, OPT_EAL, OPT_STALL, OPT_LINGER, OPT_HELP,
@@ -272,6 +275,7 @@ static void parse_args(int argc, char **argv, struct gi_sim_cfg *c)
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "packets-per-frame", required_argument, NULL, OPT_PPF },
 		{ "payload", required_argument, NULL, OPT_PAYLOAD },
+		{ "frame-bytes", required_argument, NULL, OPT_FRAME_BYTES },
 		{ "geometry", required_argument, NULL, OPT_GEOMETRY },
 		{ "rate", required_argument, NULL, OPT_RATE },
 		{ "seed", required_argument, NULL, OPT_SEED },
@@ -315,6 +319,7 @@ static void parse_args(int argc, char **argv, struct gi_sim_cfg *c)
 		case OPT_PPF: c->ppf = (uint32_t)parse_u64("--packets-per-frame", optarg, 1, 65535); break;
 		case OPT_GEOMETRY: c->geometry = optarg; break;
 		case OPT_PAYLOAD: c->payload = (uint32_t)parse_u64("--payload", optarg, 1, GI_SIM_MAX_PAYLOAD); break;
+		case OPT_FRAME_BYTES: c->frame_bytes = parse_u64("--frame-bytes", optarg, 1, 65535ull * GI_SIM_MAX_PAYLOAD); break;
 		case OPT_RATE: c->rate = parse_double("--rate", optarg, 0, 1e10); break;
 		case OPT_SEED: c->seed = parse_u64("--seed", optarg, 0, UINT64_MAX); break;
 		case OPT_LOSS: c->loss = parse_double("--loss", optarg, 0, 1); break;
@@ -550,6 +555,8 @@ static void stream_step(struct gi_sim *sim, struct gi_sim_stream *st)
 	if (!first && !last && r_loss < c->loss) {
 		st->dropped++;
 	} else {
+		if (p.pkt_index == st->ppf - 1)
+			st->last_sent++; /* a frame's last packet, maybe short (--frame-bytes) */
 		p.dup = !first && r_dup < c->dup;
 		p.dup_delay = (uint8_t)(r_extra & 3);
 		if (!first && r_reorder < c->reorder) {
@@ -647,10 +654,12 @@ static void report(const struct gi_sim *sim)
 		const struct gi_sim_stream *st = &sim->streams[i];
 		uint64_t frames = st->unique ? (st->unique - 1) / st->ppf + 1 : 0;
 		printf("%s{\"stream_id\":%u,\"udp_dst_port\":%u,\"frames\":%llu,\"packets_per_frame\":%u,"
-		       "\"payload_bytes\":%u,\"seq_start\":%u,\"frame_start\":%u,\"unique\":%llu,\"dropped\":%llu,"
+		       "\"payload_bytes\":%u,\"frame_bytes\":%llu,\"last_sent_unique\":%llu,\"seq_start\":%u,\"frame_start\":%u,\"unique\":%llu,\"dropped\":%llu,"
 		       "\"sent_unique\":%llu,\"duplicated\":%llu,\"duplicated_reordered\":%llu,\"reordered\":%llu,"
 		       "\"malformed\":%llu,\"malformed_by_reason\":{",
-		       i ? "," : "", st->id, st->dst_port, (unsigned long long)frames, st->ppf, st->payload, c->seq_start,
+		       i ? "," : "", st->id, st->dst_port, (unsigned long long)frames, st->ppf, st->payload,
+		       (unsigned long long)(st->ppf - 1) * st->payload + st->last, (unsigned long long)st->last_sent,
+		       c->seq_start,
 		       c->frame_start, (unsigned long long)st->unique, (unsigned long long)st->dropped,
 		       (unsigned long long)(st->unique - st->dropped), (unsigned long long)st->duplicated,
 		       (unsigned long long)st->duplicated_reordered, (unsigned long long)st->reordered,
@@ -704,6 +713,17 @@ int main(int argc, char **argv)
 		st->payload = c->payload;
 		if (c->geometry && parse_geometry(c->geometry, i, &st->ppf, &st->payload) < 0)
 			return GI_SIM_EXIT_USAGE;
+		st->last = st->payload;
+		if (c->frame_bytes) {
+			uint64_t full = (uint64_t)(st->ppf - 1) * st->payload;
+			if (c->frame_bytes <= full || c->frame_bytes > full + st->payload) {
+				fprintf(stderr, "gpuingest-sim: --frame-bytes %llu is not %u packets of %u payload bytes "
+					"(allowed: %llu..%llu)\n", (unsigned long long)c->frame_bytes, st->ppf, st->payload,
+					(unsigned long long)full + 1, (unsigned long long)full + st->payload);
+				return GI_SIM_EXIT_USAGE;
+			}
+			st->last = (uint32_t)(c->frame_bytes - full);
+		}
 		st->format = GI_FORMAT_UDP_SEQ;
 		if (c->formats && parse_format(c->formats, i, &st->format) < 0)
 			return GI_SIM_EXIT_USAGE;

@@ -220,7 +220,8 @@ uint32_t gi_sim_custom_build(const struct gi_sim_stream *st, const struct gi_sim
 {
 	const struct gi_fmt_custom_params *m = &st->custom->map;
 	const struct gi_custom_field *f = m->f;
-	uint32_t ulen = m->payload_offset + st->payload + m->trailer_bytes;
+	uint32_t plen = gi_sim_plen(st, p->pkt_index);
+	uint32_t ulen = m->payload_offset + plen + m->trailer_bytes;
 
 	memset(u, FILLER, m->payload_offset);
 	put_field(u, &f[GI_CUSTOM_SEQ], p->seq);
@@ -240,8 +241,8 @@ uint32_t gi_sim_custom_build(const struct gi_sim_stream *st, const struct gi_sim
 	uint64_t id = f[GI_CUSTOM_ID].width ? as_read(&f[GI_CUSTOM_ID], st->id) : 0;
 	uint64_t frame = f[GI_CUSTOM_FRAME].width ? as_read(&f[GI_CUSTOM_FRAME], p->frame) : p->ord / st->ppf;
 	gi_pattern_fill(u + m->payload_offset, gi_pattern_seed((uint16_t)id, (uint32_t)frame),
-			(uint64_t)p->pkt_index * st->payload, st->payload);
-	memset(u + m->payload_offset + st->payload, FILLER, m->trailer_bytes);
+			(uint64_t)p->pkt_index * st->payload, plen);
+	memset(u + m->payload_offset + plen, FILLER, m->trailer_bytes);
 	if (p->kind == GI_SIM_MAL_LENGTH)
 		u[ulen++] = FILLER; /* one byte more than the map allows */
 	return ulen;

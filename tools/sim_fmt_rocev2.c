@@ -107,7 +107,7 @@ uint32_t gi_sim_rocev2_build(const struct gi_sim *sim, const struct gi_sim_strea
 {
 	const struct gi_sim_rocev2_cfg *rc = &sim->cfg.rocev2;
 	uint64_t base_va = rc->va_set ? rc->base_va : 0; /* the daemon's rocev2.base_va default */
-	uint32_t idx = p->pkt_index, plen = st->payload;
+	uint32_t idx = p->pkt_index, plen = gi_sim_plen(st, idx);
 	uint8_t op = opcode_of(rc->opcode, idx, st->ppf);
 
 	switch (p->kind) {
@@ -118,7 +118,7 @@ uint32_t gi_sim_rocev2_build(const struct gi_sim *sim, const struct gi_sim_strea
 		op = GI_ROCEV2_WRITE_ONLY; /* a RETH whose VA is one byte off its PSN's place */
 		break;
 	case GI_SIM_MAL_GEOMETRY:
-		plen += 4;
+		plen = st->payload + 4; /* neither frame.payload_bytes nor the last packet's */
 		break;
 	default:
 		break;
@@ -143,7 +143,8 @@ uint32_t gi_sim_rocev2_build(const struct gi_sim *sim, const struct gi_sim_strea
 		uint64_t off = (uint64_t)idx * st->payload + (p->kind == GI_SIM_MAL_ROCEV2_VA ? 1u : 0u);
 		gi_put_be64(x, base_va + off);
 		gi_put_be32(x + 8, 0x1000u + st->id); /* R_Key */
-		gi_put_be32(x + 12, (fl & GI_ROCEV2_F_LAST) ? plen : (st->ppf - idx) * st->payload);
+		/* the message's length: to the frame's end, its last packet maybe short */
+		gi_put_be32(x + 12, (fl & GI_ROCEV2_F_LAST) ? plen : (st->ppf - 1 - idx) * st->payload + st->last);
 		x += GI_ROCEV2_RETH_LEN;
 	}
 	if (fl & GI_ROCEV2_F_IMM) {

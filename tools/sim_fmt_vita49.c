@@ -105,7 +105,7 @@ int gi_sim_vita49_stream(struct gi_sim *sim, struct gi_sim_stream *st)
 {
 	struct gi_sim_cfg *c = &sim->cfg;
 
-	if (st->payload % 4 || st->payload / 4 + GI_VITA49_MAX_HDR_BYTES / 4 > 0xffffu) {
+	if (st->payload % 4 || st->last % 4 || st->payload / 4 + GI_VITA49_MAX_HDR_BYTES / 4 > 0xffffu) {
 		fprintf(stderr, "gpuingest-sim: stream %u: vita49 payload %u is not whole 32-bit words of a VRT packet "
 			"(allowed: multiples of 4 up to %u)\n", st->id, st->payload,
 			4u * (0xffffu - GI_VITA49_MAX_HDR_BYTES / 4));
@@ -154,7 +154,8 @@ uint32_t gi_sim_vita49_build(const struct gi_sim *sim, const struct gi_sim_strea
 		.class_codes = 1u << 16 | 1u,
 		.trailer = v->trailer,
 	};
-	uint32_t words = st->payload / 4;
+	uint64_t frame = p->ord / st->ppf, index = p->ord % st->ppf;
+	uint32_t words = gi_sim_plen(st, (uint32_t)index) / 4;
 
 	timestamps(v, p->ord, &h);
 	if (p->kind == GI_SIM_VITA49_CONTEXT) {
@@ -168,14 +169,13 @@ uint32_t gi_sim_vita49_build(const struct gi_sim *sim, const struct gi_sim_strea
 		gi_put_be64(u + 4 * (pro + 3), 12500000ull << 20); /* 12.5 Msps */
 		return 4 * (pro + 5);
 	}
-	if (p->kind == GI_SIM_MAL_GEOMETRY)
-		words--; /* one word short of frame.payload_bytes, otherwise valid */
+	if (p->kind == GI_SIM_MAL_GEOMETRY) /* a word or two short: neither frame.payload_bytes nor the last's */
+		words = st->payload / 4 - (st->payload - 4 == st->last ? 2u : 1u);
 	if (p->kind == GI_SIM_MAL_TRUNCATED && !h.class_id && !h.tsi_kind && !h.tsf_kind)
 		h.tsf_kind = GI_VITA49_TSF_REAL_PS; /* announce words the packet will not have */
 
 	uint32_t pro = gi_vita49_write(u, &h, words);
 	uint32_t ulen = pro + 4 * words + (h.trailer ? 4u : 0u);
-	uint64_t frame = p->ord / st->ppf, index = p->ord % st->ppf;
 
 	gi_pattern_fill(u + pro, gi_pattern_seed((uint16_t)(v->no_sid ? 0 : st->vrt_sid), (uint32_t)frame),
 			index * st->payload, 4 * words);

@@ -160,14 +160,15 @@ uint32_t gi_sim_build(struct gi_sim *sim, const struct gi_sim_stream *st, const 
 {
 	const struct gi_sim_cfg *c = &sim->cfg;
 	uint8_t *u = l2 ? buf + L2_HDRS : buf;
-	uint32_t ulen = GI_UDP_SEQ_HDR_LEN + st->payload;
+	uint32_t plen = gi_sim_plen(st, p->pkt_index);
+	uint32_t ulen = GI_UDP_SEQ_HDR_LEN + plen;
 	struct gi_udp_seq h = {
 		.stream_id = st->id,
 		.packets_per_frame = (uint16_t)st->ppf,
 		.seq = p->seq,
 		.frame = p->frame,
 		.pkt_index = p->pkt_index,
-		.payload_len = (uint16_t)st->payload,
+		.payload_len = (uint16_t)plen,
 		.flags = p->pkt_index == st->ppf - 1 ? GI_UDP_SEQ_FLAG_LAST : 0,
 		.timestamp_ns = realtime_ns(),
 	};
@@ -187,7 +188,7 @@ uint32_t gi_sim_build(struct gi_sim *sim, const struct gi_sim_stream *st, const 
 	}
 	switch (p->kind) {
 	case GI_SIM_MAL_LENGTH:
-		h.payload_len = (uint16_t)(st->payload + 1);
+		h.payload_len = (uint16_t)(plen + 1);
 		break;
 	case GI_SIM_MAL_INDEX:
 		h.pkt_index = (uint16_t)st->ppf; /* ppf <= 65535, so this fits and is >= ppf */
@@ -209,7 +210,7 @@ uint32_t gi_sim_build(struct gi_sim *sim, const struct gi_sim_stream *st, const 
 		ulen = GI_UDP_SEQ_HDR_LEN / 2;
 	else
 		pattern_fill(u + GI_UDP_SEQ_HDR_LEN, gi_pattern_seed(st->id, p->frame),
-			     (uint64_t)p->pkt_index * st->payload, st->payload);
+			     (uint64_t)p->pkt_index * st->payload, plen);
 l3: /* formats other than udp_seq join here with their UDP payload built */
 	if (!l2)
 		return ulen;

@@ -83,6 +83,7 @@ struct gi_sim_cfg {
 	double duration_s;
 	uint32_t ppf;
 	uint32_t payload;
+	uint64_t frame_bytes;    /* --frame-bytes, 0 = ppf * payload */
 	double rate;             /* wire packets per second, 0 = unpaced */
 	uint64_t seed;
 	double loss, dup, reorder, malformed;
@@ -127,6 +128,8 @@ struct gi_sim_stream {
 	uint16_t dst_port;
 	uint32_t ppf;            /* packets per frame of this stream */
 	uint32_t payload;        /* payload bytes per packet of this stream */
+	uint32_t last;           /* ... of its frames' last packet (--frame-bytes), else payload */
+	uint64_t last_sent;      /* frames' last packets sent (unique: not dropped on purpose) */
 	uint32_t format;         /* enum gi_format (kernels/format.h) */
 	uint32_t mal_kinds;      /* bit k: malformed variant k fits this format; 0: all of them */
 	const struct gi_sim_custom *custom; /* format custom: the header map (sim_fmt_custom.h) */
@@ -184,5 +187,11 @@ void gi_sim_port_close(struct gi_sim *sim);
 uint32_t gi_sim_build(struct gi_sim *sim, const struct gi_sim_stream *st, const struct gi_sim_pkt *p, uint8_t *buf,
 		      bool l2);
 uint32_t gi_sim_frame_cap(const struct gi_sim_cfg *c);
+
+/* Payload bytes of packet `idx` of a frame: the last one may be shorter (--frame-bytes). */
+static inline uint32_t gi_sim_plen(const struct gi_sim_stream *st, uint32_t idx)
+{
+	return idx == st->ppf - 1 ? st->last : st->payload;
+}
 
 #endif /* GI_SIM_PORT_H */

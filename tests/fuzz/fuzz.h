@@ -120,6 +120,7 @@ static inline void fz_rocev2_params(struct fz *z, struct gi_format_params *fp)
 	rp.dst_qp = fz_u32(z) & GI_ROCEV2_QP_MASK;
 	rp.icrc = fz_u8(z) & 1;
 	rp.close_on = fz_u8(z) % 3;
+	rp.frame_bytes = 0; /* whole packets: the stream's geometry is fuzzed apart */
 	gi_fmt_rocev2_set(fp, &rp);
 }
 

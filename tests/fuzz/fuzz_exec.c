@@ -94,6 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	x.split = split & 0x80 ? 14u + split % 114u : 0; /* header segment 14..127 bytes */
 	uint32_t packets = fz_packets(&z, 32);
 	uint32_t payload = fz_payload(&z, 256);
+	uint32_t last = fz_payload(&z, payload); /* the frame's last packet may be shorter */
 	uint64_t timeout_ns = (uint64_t)(fz_u32(&z) % 64u) * 1000000u;
 	uint64_t ring_bytes = gi_frame_ring_bytes(slots, packets, payload);
 
@@ -102,8 +103,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint32_t format = 1u + ((uint32_t)formats >> (2 * s) & 3u);
 		struct gi_frame_ring_hdr *h = aligned_alloc(64, GI_ALIGN_UP(ring_bytes, 64));
 		memset(h, 0, ring_bytes);
-		gi_frame_ring_init(h, slots, packets, payload, format, s, "fuzz", 1);
-		*st = (struct gi_stream_rt){ .format = format, .packets = packets, .payload_bytes = payload,
+		gi_frame_ring_init(h, slots, packets, payload, (uint64_t)(packets - 1) * payload + last, format, s, "fuzz", 1);
+		*st = (struct gi_stream_rt){ .format = format, .packets = packets, .payload_bytes = payload, .last_bytes = last,
 					     .window = window, .frame_timeout_ns = timeout_ns, .ring = h };
 		uint16_t port = fz_u16(&z);
 		fz_format_params(&z, &st->fp, format);

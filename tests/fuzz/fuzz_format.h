@@ -28,6 +28,7 @@ static inline int fz_format_one(uint32_t format, const uint8_t *data, size_t siz
 	uint32_t cut = fz_u16(&z);
 	st.packets = fz_packets(&z, 4096);
 	st.payload_bytes = fz_payload(&z, 9000);
+	st.last_bytes = fz_payload(&z, st.payload_bytes);
 	fz_format_params(&z, &st.fp, format);
 	st.started = fz_u8(&z) & 1;
 	st.seq_max = fz_u64(&z);

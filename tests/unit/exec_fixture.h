@@ -47,6 +47,7 @@ struct exf_conf {
 	int n_streams;
 	uint32_t packets;                    /* per frame */
 	uint32_t payload;                    /* bytes per packet */
+	uint32_t last;                       /* the frame's last packet's bytes (0: payload) */
 	uint32_t window;
 	uint32_t slots;                      /* frame ring slots */
 	uint64_t frame_timeout_ns;
@@ -106,9 +107,11 @@ static inline void exf_init(struct exec_fixture *f, const struct exf_conf *c)
 		f->ring_mem[s] = aligned_alloc(4096, GI_ALIGN_UP(f->frame_bytes, 4096));
 		memset(f->ring_mem[s], 0, f->frame_bytes);
 		struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)f->ring_mem[s];
-		gi_frame_ring_init(h, c->slots, c->packets, c->payload, fmt, (uint32_t)s, c->names[s] ? c->names[s] : "s",
+		uint32_t last = c->last ? c->last : c->payload;
+		gi_frame_ring_init(h, c->slots, c->packets, c->payload, (uint64_t)(c->packets - 1) * c->payload + last, fmt, (uint32_t)s, c->names[s] ? c->names[s] : "s",
 				   1);
 		f->st[s] = (struct gi_stream_rt){ .format = fmt, .packets = c->packets, .payload_bytes = c->payload,
+						  .last_bytes = last,
 						  .window = c->window, .frame_timeout_ns = c->frame_timeout_ns, .ring = h };
 		gi_format_params_init(&f->st[s].fp, (enum gi_format)fmt);
 		if (c->stream)
@@ -159,6 +162,7 @@ static inline void exf_twin_config(struct exec_fixture *f)
 		b->format = a->format;
 		b->packets = a->packets;
 		b->payload_bytes = a->payload_bytes;
+		b->last_bytes = a->last_bytes;
 		b->window = a->window;
 		b->frame_timeout_ns = a->frame_timeout_ns;
 		b->fp = a->fp;

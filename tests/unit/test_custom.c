@@ -132,7 +132,7 @@ static void test_parse_bounds(void **state)
 	u[9] = 0x01, u[10] = 0x02;
 	struct gi_pkt_info pi;
 	memset(&pi, 0xff, sizeof(pi));
-	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), sizeof(u), 8, 100, &pi), 0);
+	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), sizeof(u), 8, 100, 100, &pi), 0);
 	assert_true(pi.seq == 0xdeadbeef);
 	assert_true(pi.frame == 0x1234);
 	assert_int_equal(pi.pkt_index, 7);
@@ -145,34 +145,34 @@ static void test_parse_bounds(void **state)
 	assert_int_equal(pi.closes_frame, 0);
 
 	/* shorter than the header, or the header not all in segment 0 */
-	assert_int_equal(gi_fmt_custom_parse(&fp, u, 11, 11, 8, 100, &pi), GI_DROP_MALFORMED_TRUNCATED);
-	assert_int_equal(gi_fmt_custom_parse(&fp, u, 0, 0, 8, 100, &pi), GI_DROP_MALFORMED_TRUNCATED);
-	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), 11, 8, 100, &pi), GI_DROP_MALFORMED_TRUNCATED);
-	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), 12, 8, 100, &pi), 0);
+	assert_int_equal(gi_fmt_custom_parse(&fp, u, 11, 11, 8, 100, 100, &pi), GI_DROP_MALFORMED_TRUNCATED);
+	assert_int_equal(gi_fmt_custom_parse(&fp, u, 0, 0, 8, 100, 100, &pi), GI_DROP_MALFORMED_TRUNCATED);
+	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), 11, 8, 100, 100, &pi), GI_DROP_MALFORMED_TRUNCATED);
+	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), 12, 8, 100, 100, &pi), 0);
 	/* every length but payload_offset + payload + trailer */
 	for (uint32_t len = 12; len <= sizeof(u); len++)
-		assert_int_equal(gi_fmt_custom_parse(&fp, u, len, len, 8, 100, &pi),
+		assert_int_equal(gi_fmt_custom_parse(&fp, u, len, len, 8, 100, 100, &pi),
 				 len == sizeof(u) ? 0 : GI_DROP_MALFORMED_LENGTH);
 	/* the index must be inside the frame */
 	u[6] = 8;
-	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), sizeof(u), 8, 100, &pi), GI_DROP_MALFORMED_INDEX);
-	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), sizeof(u), 9, 100, &pi), 0);
+	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), sizeof(u), 8, 100, 100, &pi), GI_DROP_MALFORMED_INDEX);
+	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), sizeof(u), 9, 100, 100, &pi), 0);
 	u[7] = 1; /* 0x0108 */
-	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), sizeof(u), 9, 100, &pi), GI_DROP_MALFORMED_INDEX);
+	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), sizeof(u), 9, 100, 100, &pi), GI_DROP_MALFORMED_INDEX);
 	/* frame without index: the index is seq % packets */
 	m.f[GI_CUSTOM_INDEX].width = 0;
 	gi_fmt_custom_setup(&fp, &m);
-	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), sizeof(u), 8, 100, &pi), 0);
+	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), sizeof(u), 8, 100, 100, &pi), 0);
 	assert_int_equal(pi.pkt_index, 0xdeadbeef % 8);
 	/* no frame: frames follow from seq */
 	m.f[GI_CUSTOM_FRAME].width = 0;
 	gi_fmt_custom_setup(&fp, &m);
-	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), sizeof(u), 8, 100, &pi), 0);
+	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), sizeof(u), 8, 100, 100, &pi), 0);
 	assert_int_equal(pi.has_frame, 0);
 	/* a map that was never validated cannot read past the header */
 	m.f[GI_CUSTOM_ID].offset = 12;
 	gi_fmt_custom_setup(&fp, &m);
-	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), sizeof(u), 8, 100, &pi), GI_DROP_MALFORMED_TRUNCATED);
+	assert_int_equal(gi_fmt_custom_parse(&fp, u, sizeof(u), sizeof(u), 8, 100, 100, &pi), GI_DROP_MALFORMED_TRUNCATED);
 }
 
 /* The simulator's spec parser agrees with the config's rules. */
@@ -222,7 +222,7 @@ static void custom_stream(struct exec_fixture *f, int s)
 	char err[256];
 	assert_int_equal(gi_sim_custom_parse(specs[s], &cp->cu[s], err, sizeof(err)), 0);
 	cp->sim[s] = (struct gi_sim_stream){ .id = (uint16_t)(10 + s), .dst_port = (uint16_t)(6000 + s), .ppf = PPF,
-					     .payload = PAYLOAD, .format = GI_FORMAT_CUSTOM, .custom = &cp->cu[s] };
+					     .payload = PAYLOAD, .last = PAYLOAD, .format = GI_FORMAT_CUSTOM, .custom = &cp->cu[s] };
 	f->st[s].fp.resync_frames = 1000;
 	gi_fmt_custom_setup(&f->st[s].fp, &cp->cu[s].map);
 	exf_map_port(f, s, (uint16_t)(6000 + s));
@@ -403,7 +403,7 @@ static void test_sim_stream_kinds(void **state)
 {
 	(void)state;
 	struct gi_sim sim;
-	struct gi_sim_stream st = { .id = 1, .ppf = 16, .payload = 100 };
+	struct gi_sim_stream st = { .id = 1, .ppf = 16, .payload = 100, .last = 100 };
 	memset(&sim, 0, sizeof(sim));
 	sim.cfg.custom[0] = "seq=0:4:be,frame=4:1:be,index=5:1:be:0xf0:4";
 	sim.cfg.n_custom = 1;

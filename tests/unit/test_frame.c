@@ -75,7 +75,7 @@ static void test_layout(void **state)
 	memset(mem, 0, bytes);
 	struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)mem;
 
-	gi_frame_ring_init(h, slots, packets, payload, 1, 2, "cam0", 99);
+	gi_frame_ring_init(h, slots, packets, payload, 0, 1, 2, "cam0", 99);
 	assert_int_equal(h->magic, GI_FRAME_MAGIC);
 	assert_int_equal(h->bitmap_words, 3);
 	assert_true(h->frame_bytes == (uint64_t)packets * payload);

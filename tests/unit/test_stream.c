@@ -411,7 +411,7 @@ static void test_mirror_matches_ring(void **state)
 	memset(m, 0, mb);
 	for (int i = 0; i < 64; i++)
 		handle[i] = (uint8_t)(i * 3);
-	gi_frame_ring_init(m, SLOTS, PPF, PAYLOAD, GI_FORMAT_UDP_SEQ, 0, "a", 1);
+	gi_frame_ring_init(m, SLOTS, PPF, PAYLOAD, 0, GI_FORMAT_UDP_SEQ, 0, "a", 1);
 	gi_frame_ring_make_mirror(m, 2, "0000:41:00.0", handle, 12345);
 	assert_string_equal(m->dev_pci_bus_id, "0000:41:00.0");
 	assert_int_equal(m->magic, GI_FRAME_MAGIC);
@@ -499,10 +499,11 @@ static void test_derived_frames_narrow_counter(void **state)
 		uint8_t *mem = aligned_alloc(4096, bytes);
 		memset(mem, 0, bytes);
 		memset(&st, 0, sizeof(st));
-		gi_frame_ring_init((struct gi_frame_ring_hdr *)mem, SLOTS, PPF, PAYLOAD, GI_FORMAT_VITA49, 0, "v", 1);
+		gi_frame_ring_init((struct gi_frame_ring_hdr *)mem, SLOTS, PPF, PAYLOAD, 0, GI_FORMAT_VITA49, 0, "v", 1);
 		st.ring = (struct gi_frame_ring_hdr *)mem;
 		st.packets = PPF;
 		st.payload_bytes = PAYLOAD;
+		st.last_bytes = PAYLOAD;
 		st.window = WINDOW;
 		gi_format_params_init(&st.fp, GI_FORMAT_VITA49);
 		st.fp.seq_bits = widths[w];
