@@ -202,6 +202,7 @@ int main(int argc, char **argv)
 	struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)ring_mem;
 	gi_frame_ring_init(h, FRAME_SLOTS, ppf, payload, 0, (uint32_t)format, 0, "bench", 1);
 	struct gi_stream_rt st = { .format = (uint32_t)format, .packets = ppf, .payload_bytes = payload, .last_bytes = payload,
+				   .data_packets = ppf,
 				   .window = 4, .ring = h, .next_same_udp = GI_STREAM_NONE };
 	uint16_t port;
 	if (stream_setup(&st, format, &port) < 0)

@@ -119,7 +119,7 @@ static void setup_ring(struct bench *b, uint32_t r)
 	gi_frame_ring_make_mirror(h, (uint32_t)b->drv.device_index, b->drv.pci_bus_id, no_ipc, full);
 	b->mirror[r] = h;
 	*st = (struct gi_stream_rt){ .format = GI_FORMAT_CUSTOM, .packets = b->frame_packets, .payload_bytes = b->payload,
-				     .last_bytes = b->payload,
+				     .last_bytes = b->payload, .data_packets = b->frame_packets,
 				     .window = window, .ring = (struct gi_frame_ring_hdr *)(uintptr_t)b->frames[r],
 				     .mirror = h, .next_same_udp = GI_STREAM_NONE };
 	gi_format_params_init(&st->fp, GI_FORMAT_CUSTOM);

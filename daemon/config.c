@@ -377,10 +377,26 @@ static const struct gi_enum_val rocev2_icrc_modes[] = {
 static const struct gi_enum_val rocev2_close_ons[] = {
 	{ "none", GI_ROCEV2_CLOSE_NONE }, { "last", GI_ROCEV2_CLOSE_LAST }, { "imm", GI_ROCEV2_CLOSE_IMM }, { NULL, 0 },
 };
+static const struct gi_enum_val rocev2_placements[] = {
+	{ "psn", GI_ROCEV2_PLACE_PSN }, { "va", GI_ROCEV2_PLACE_VA }, { NULL, 0 },
+};
+static const struct gi_enum_val rocev2_profiles[] = {
+	{ "none", GI_ROCEV2_PROFILE_NONE }, { "hsb", GI_ROCEV2_PROFILE_HSB }, { NULL, 0 },
+};
+static const struct gi_enum_val rocev2_frame_ends[] = {
+	{ "packet", GI_ROCEV2_END_PACKET }, { "embedded", GI_ROCEV2_END_EMBEDDED }, { NULL, 0 },
+};
 static const struct gi_key rocev2_keys[] = {
 	K_INT("base_va", struct gi_cfg_rocev2, base_va, 0, -1, 0, GI_KEY_HEX),
 	K_ENUM("icrc", struct gi_cfg_rocev2, icrc, rocev2_icrc_modes, GI_ROCEV2_ICRC_VERIFY, 0),
 	K_ENUM("close_on", struct gi_cfg_rocev2, close_on, rocev2_close_ons, GI_ROCEV2_CLOSE_NONE, 0),
+	K_ENUM("placement", struct gi_cfg_rocev2, placement, rocev2_placements, GI_ROCEV2_PLACE_PSN, 0),
+	K_INT("page_bytes", struct gi_cfg_rocev2, page_bytes, 1, -1, 0, GI_KEY_HEX), /* 0: check_rocev2 defaults it */
+	K_INT("pages", struct gi_cfg_rocev2, pages, 1, 1u << 24, 0, 0),
+	K_INT("rkey", struct gi_cfg_rocev2, rkey, 0, 0xffffffffll, -1, GI_KEY_HEX),
+	K_ENUM("profile", struct gi_cfg_rocev2, profile, rocev2_profiles, GI_ROCEV2_PROFILE_NONE, 0),
+	K_ENUM("frame_end", struct gi_cfg_rocev2, frame_end, rocev2_frame_ends, GI_ROCEV2_END_PACKET, 0),
+	K_INT("psn_bits", struct gi_cfg_rocev2, psn_bits, 2, 24, 24, 0),
 	K_END,
 };
 static const struct gi_section rocev2_sec = { rocev2_keys, 0 };
@@ -1271,12 +1287,76 @@ static void check_vita49(struct gi_ctx *c, const struct gi_config *cfg)
  * IPv4, UDP, the largest header set (BTH + RETH + ImmDt), pad and ICRC must
  * fit the MTU.
  */
-static void check_rocev2(struct gi_ctx *c, const struct gi_config *cfg)
+/* One error at streams[i].rocev2.KEY (or the stream when the key is absent). */
+static void err_rocev2(struct gi_ctx *c, uint32_t i, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void err_rocev2(struct gi_ctx *c, uint32_t i, const char *key, const char *fmt, ...)
+{
+	char path[GI_PATH_BUF], msg[512];
+	va_list ap;
+
+	fmt_path(path, sizeof(path), "streams[%u].%s", i, key);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	err_at(c, mark_of(node_at(c, "%s", path)), path, "%s", msg);
+}
+
+/*
+ * Placement by VA (rocev2.placement: va) and the Holoscan Sensor Bridge
+ * profile: pages hold a frame (and HSB's record after it, at
+ * roundup(frame bytes, 128)); the profile needs VA placement and frames
+ * closed by the WRITE with immediate; a frame-end packet of its own takes
+ * a frame slot's last bit; an embedded record must fit the MTU.
+ */
+static void check_rocev2_va(struct gi_ctx *c, struct gi_cfg_stream *s, uint32_t i, const struct gi_config *cfg)
+{
+	struct gi_cfg_rocev2 *r = &s->rocev2;
+	int hsb = r->profile == GI_ROCEV2_PROFILE_HSB;
+	uint64_t need = hsb ? gi_hsb_align(s->frame_bytes) + GI_HSB_META_BYTES : s->frame_bytes;
+
+	if (r->placement != GI_ROCEV2_PLACE_VA) {
+		if (r->page_bytes)
+			err_rocev2(c, i, "rocev2.page_bytes", "only with rocev2.placement: va (allowed: remove it, or set "
+				   "placement: va)");
+		if (r->pages)
+			err_rocev2(c, i, "rocev2.pages", "only with rocev2.placement: va (allowed: remove it, or set "
+				   "placement: va)");
+		if (hsb)
+			err_rocev2(c, i, "rocev2.profile", "hsb places every packet by its RETH virtual address "
+				   "(allowed: set rocev2.placement: va)");
+	} else if (!r->page_bytes) {
+		r->page_bytes = need; /* HSB's own host: page_inc = roundup(frame bytes, 128) + 128 */
+	} else if (s->frame_bytes && r->page_bytes < need) {
+		err_rocev2(c, i, "rocev2.page_bytes", "%" PRIu64 " does not hold a frame of %" PRIu64 " bytes%s "
+			   "(allowed: %" PRIu64 " or more)", r->page_bytes, s->frame_bytes,
+			   hsb ? " and HSB's 128-byte record after it at a 128-byte boundary" : "", need);
+	}
+	if (!hsb) {
+		if (node_at(c, "streams[%u].rocev2.frame_end", i) != node_at(c, "streams[%u].rocev2", i))
+			err_rocev2(c, i, "rocev2.frame_end", "only with rocev2.profile: hsb (allowed: remove it)");
+		return;
+	}
+	if (r->close_on != GI_ROCEV2_CLOSE_IMM)
+		err_rocev2(c, i, "rocev2.close_on", "profile hsb ends a frame with its WRITE with immediate (allowed: imm)");
+	if (r->frame_end == GI_ROCEV2_END_PACKET && s->frame_packets >= GI_FRAME_MAX_PACKETS)
+		err_rocev2(c, i, "frame.bytes", "%u packets and HSB's frame-end packet do not fit a frame slot "
+			   "(allowed: at most %u packets)", s->frame_packets, GI_FRAME_MAX_PACKETS - 1);
+	uint64_t last = s->frame_bytes - (uint64_t)(s->frame_packets ? s->frame_packets - 1 : 0) * s->payload_bytes;
+	uint64_t over = GI_IPV4_UDP_HDR_LEN + GI_ROCEV2_MAX_HDR_LEN + GI_ROCEV2_ICRC_LEN;
+	if (r->frame_end == GI_ROCEV2_END_EMBEDDED && s->port_index >= 0 && s->frame_bytes &&
+	    gi_hsb_align(last) + GI_HSB_META_BYTES + over > cfg->ports[s->port_index].mtu)
+		err_rocev2(c, i, "rocev2.frame_end", "the last packet, %" PRIu64 " bytes padded to %" PRIu64 " plus the "
+			   "128-byte record, does not fit port %s's mtu %u (allowed: packet)", last, gi_hsb_align(last),
+			   s->port, cfg->ports[s->port_index].mtu);
+}
+
+static void check_rocev2(struct gi_ctx *c, struct gi_config *cfg)
 {
 	char path[GI_PATH_BUF];
 
 	for (uint32_t i = 0; i < cfg->n_streams; i++) {
-		const struct gi_cfg_stream *s = &cfg->streams[i];
+		struct gi_cfg_stream *s = &cfg->streams[i];
 
 		if (s->format != GI_FORMAT_ROCEV2) {
 			if (s->rocev2_dst_qp != UINT32_MAX)
@@ -1322,6 +1402,7 @@ static void check_rocev2(struct gi_ctx *c, const struct gi_config *cfg)
 			       "4 ImmDt - 4 ICRC, rounded down to 4 bytes)",
 			       s->payload_bytes, s->port, mtu, mtu > over ? (int)((mtu - over) & ~3u) : 0);
 		}
+		check_rocev2_va(c, s, i, cfg);
 	}
 }
 

@@ -19,6 +19,7 @@
 
 #include "kernels/executor.h"
 #include "kernels/fmt_custom.h"
+#include "kernels/fmt_rocev2.h"
 #include "pmd_glue/log.h"
 #include "pmd_glue/mem.h"
 
@@ -113,6 +114,13 @@ struct gi_cfg_rocev2 {
 	uint64_t base_va;            /* VA of byte 0 of the frame buffer, default 0, decimal or 0x hex */
 	int icrc;                    /* enum gi_rocev2_icrc_mode: verify (default) | ignore */
 	int close_on;                /* enum gi_rocev2_close_on: none (default) | last | imm */
+	int placement;               /* enum gi_rocev2_placement: psn (default) | va */
+	uint64_t page_bytes;         /* va: VA distance between the sender's pages; 0 until check_rocev2 defaults it */
+	uint32_t pages;              /* va: the sender's pages, 0 (default) = any */
+	int64_t rkey;                /* R_Key every RETH must carry, -1 (default) = any */
+	int profile;                 /* enum gi_rocev2_profile: none (default) | hsb */
+	int frame_end;               /* enum gi_rocev2_frame_end (profile hsb): packet (default) | embedded */
+	uint32_t psn_bits;           /* PSN width [2, 24], default 24 (HSB's software emulator: 20) */
 };
 
 struct gi_cfg_stream {
@@ -215,5 +223,16 @@ enum gi_idle_policy gi_config_lcore_idle(const struct gi_config *cfg, uint32_t l
 
 const char *gi_backend_name(enum gi_backend b);
 const char *gi_format_name(enum gi_format f);
+
+/*
+ * Packets a frame slot has bits for: frame.packets, plus the frame-end
+ * packet that carries only the sender's record (rocev2 profile hsb,
+ * frame_end packet), which takes the last index and PSN of each frame.
+ */
+static inline uint32_t gi_cfg_slot_packets(const struct gi_cfg_stream *s)
+{
+	return s->frame_packets + (s->format == GI_FORMAT_ROCEV2 && s->rocev2.profile == GI_ROCEV2_PROFILE_HSB &&
+				   s->rocev2.frame_end == GI_ROCEV2_END_PACKET);
+}
 
 #endif /* GI_CONFIG_H */

@@ -339,8 +339,8 @@ static int frame_ring_start(struct gi_daemon *d, uint32_t i, uint64_t created_ns
 	const struct gi_cfg_stream *cs = &d->cfg.streams[i];
 	struct gi_stream_rt *st = &d->streams[i];
 	bool in_device = d->mem.backend == GI_BACKEND_CUDA;
-	uint64_t full = gi_frame_ring_bytes(cs->ring_slots, cs->frame_packets, cs->payload_bytes);
-	uint64_t len = in_device ? gi_frame_mirror_bytes(cs->ring_slots, cs->frame_packets) : full;
+	uint64_t full = gi_frame_ring_bytes(cs->ring_slots, gi_cfg_slot_packets(cs), cs->payload_bytes);
+	uint64_t len = in_device ? gi_frame_mirror_bytes(cs->ring_slots, gi_cfg_slot_packets(cs)) : full;
 	char err[512];
 	int rc;
 
@@ -348,7 +348,7 @@ static int frame_ring_start(struct gi_daemon *d, uint32_t i, uint64_t created_ns
 	if (rc < 0)
 		return rc;
 	struct gi_frame_ring_hdr *h = d->shm[i].va;
-	gi_frame_ring_init(h, cs->ring_slots, cs->frame_packets, cs->payload_bytes, cs->frame_bytes, cs->format, i, cs->name,
+	gi_frame_ring_init(h, cs->ring_slots, gi_cfg_slot_packets(cs), cs->payload_bytes, cs->frame_bytes, cs->format, i, cs->name,
 			   created_ns);
 	rc = gi_mem_register_shared(&d->mem, h, GI_ALIGN_UP(len, 4096), &d->shm_reg[i], err, sizeof(err));
 	if (rc < 0) {

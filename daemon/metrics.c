@@ -264,6 +264,7 @@ STREAM_GETTER(duplicates)
 STREAM_GETTER(late)
 STREAM_GETTER(reordered)
 STREAM_GETTER(resyncs)
+STREAM_GETTER(metadata)
 #undef STREAM_GETTER
 
 static void per_port(struct gi_mw *w, const struct gi_metrics_snapshot *s, const char *name,
@@ -419,6 +420,10 @@ int gi_metrics_render(const struct gi_metrics_snapshot *s, struct gi_buf *out)
 	per_stream(&w, s, "stream_resyncs_total",
 		   "Sender restarts: sequence jumps beyond resync_frames, after which the stream resynchronised.",
 		   stream_resyncs);
+	per_stream(&w, s, "stream_metadata_packets_total",
+		   "Frame-end packets that carry only the sender's record of a frame (Holoscan Sensor Bridge): "
+		   "placed + metadata + lost == unique packets sent.",
+		   stream_metadata);
 
 	mw_family(&w, "stream_frames_total", "counter", "Frames published, by final state.");
 	for (uint32_t i = 0; i < s->n_streams; i++) {

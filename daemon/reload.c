@@ -82,10 +82,16 @@ void gi_stream_rt_configure(struct gi_stream_rt *st, const struct gi_cfg_stream 
 	gi_format_params_init(&st->fp, cs->format);
 	st->fp.resync_frames = cs->resync_frames;
 	if (cs->format == GI_FORMAT_ROCEV2) {
-		struct gi_fmt_rocev2_params rp = { .base_va = cs->rocev2.base_va, .dst_qp = cs->rocev2_dst_qp,
-						   .icrc = (uint32_t)cs->rocev2.icrc,
-						   .close_on = (uint32_t)cs->rocev2.close_on, .frame_bytes = cs->frame_bytes };
+		const struct gi_cfg_rocev2 *r = &cs->rocev2;
+		struct gi_fmt_rocev2_params rp = {
+			.base_va = r->base_va, .frame_bytes = cs->frame_bytes, .page_bytes = r->page_bytes,
+			.pages = r->pages, .rkey = (uint32_t)(r->rkey < 0 ? 0 : r->rkey), .has_rkey = r->rkey >= 0,
+			.dst_qp = cs->rocev2_dst_qp, .icrc = (uint32_t)r->icrc, .close_on = (uint32_t)r->close_on,
+			.placement = (uint32_t)r->placement, .profile = (uint32_t)r->profile,
+			.frame_end = (uint32_t)r->frame_end,
+		};
 		gi_fmt_rocev2_set(&st->fp, &rp);
+		st->fp.seq_bits = r->psn_bits;
 	}
 	if (cs->format == GI_FORMAT_CUSTOM)
 		gi_fmt_custom_setup(&st->fp, &cs->custom.map); /* the header map, counters' widths */
@@ -99,7 +105,8 @@ void gi_stream_rt_configure(struct gi_stream_rt *st, const struct gi_cfg_stream 
 		if (vp.ts_step_ps)
 			st->fp.seq_bits = 64; /* the sequence comes from the timestamp, not the 4-bit count */
 	}
-	st->packets = cs->frame_packets;
+	st->packets = gi_cfg_slot_packets(cs); /* with a frame-end packet of its own: one more */
+	st->data_packets = cs->frame_packets;
 	st->payload_bytes = cs->payload_bytes;
 	st->last_bytes = (uint32_t)(cs->frame_bytes - (uint64_t)(cs->frame_packets - 1) * cs->payload_bytes);
 	st->window = cs->reorder_window;
@@ -122,7 +129,10 @@ static bool stream_same_ring(const struct gi_cfg_stream *a, const struct gi_cfg_
 	       memcmp(&a->custom.map, &b->custom.map, sizeof(a->custom.map)) == 0 &&
 	       a->rocev2_dst_qp == b->rocev2_dst_qp && a->rocev2.given == b->rocev2.given &&
 	       a->rocev2.base_va == b->rocev2.base_va && a->rocev2.icrc == b->rocev2.icrc &&
-	       a->rocev2.close_on == b->rocev2.close_on;
+	       a->rocev2.close_on == b->rocev2.close_on && a->rocev2.placement == b->rocev2.placement &&
+	       a->rocev2.page_bytes == b->rocev2.page_bytes && a->rocev2.pages == b->rocev2.pages &&
+	       a->rocev2.rkey == b->rocev2.rkey && a->rocev2.profile == b->rocev2.profile &&
+	       a->rocev2.frame_end == b->rocev2.frame_end && a->rocev2.psn_bits == b->rocev2.psn_bits;
 }
 
 static bool stream_same_live(const struct gi_cfg_stream *a, const struct gi_cfg_stream *b)
@@ -216,7 +226,7 @@ static unsigned plan_check_ports(const struct stream_plan *pl, const struct gi_c
 static int plan_ring_create(struct gi_daemon *d, struct stream_plan *pl, uint32_t j, uint64_t created_ns)
 {
 	const struct gi_cfg_stream *cs = &pl->cfg[j];
-	uint64_t len = gi_frame_ring_bytes(cs->ring_slots, cs->frame_packets, cs->payload_bytes);
+	uint64_t len = gi_frame_ring_bytes(cs->ring_slots, gi_cfg_slot_packets(cs), cs->payload_bytes);
 	char err[512];
 
 	/* a removed or re-shaped stream's name: its consumers keep the old
@@ -231,7 +241,7 @@ static int plan_ring_create(struct gi_daemon *d, struct stream_plan *pl, uint32_
 		return rc;
 	pl->created[j] = true;
 	struct gi_frame_ring_hdr *h = pl->shm[j].va;
-	gi_frame_ring_init(h, cs->ring_slots, cs->frame_packets, cs->payload_bytes, cs->frame_bytes, cs->format, j, cs->name,
+	gi_frame_ring_init(h, cs->ring_slots, gi_cfg_slot_packets(cs), cs->payload_bytes, cs->frame_bytes, cs->format, j, cs->name,
 			   created_ns);
 	rc = gi_mem_register_shared(&d->mem, h, GI_ALIGN_UP(len, 4096), &pl->shm_reg[j], err, sizeof(err));
 	if (rc < 0) {
@@ -458,6 +468,7 @@ static int apply_streams(struct gi_daemon *d, const struct gi_config *next, stru
 			continue;
 		const struct gi_stream_counters *c = &old_streams[i].c; /* final: the executor has let go */
 		d->retired.packets += c->packets;
+		d->retired.metadata += c->metadata;
 		d->retired.duplicates += c->duplicates;
 		d->retired.late += c->late;
 		struct gi_frame_ring_hdr *h = old_shm[i].va;

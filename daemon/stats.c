@@ -71,6 +71,7 @@ static void stream_counters_read(struct gi_stream_counters *dst, const struct gi
 	dst->late = GI_COUNTER_READ(&src->late);
 	dst->reordered = GI_COUNTER_READ(&src->reordered);
 	dst->resyncs = GI_COUNTER_READ(&src->resyncs);
+	dst->metadata = GI_COUNTER_READ(&src->metadata);
 	for (int k = 0; k < GI_FRAMES__COUNT; k++)
 		dst->frames[k] = GI_COUNTER_READ(&src->frames[k]);
 }
@@ -327,17 +328,18 @@ void gi_stats_print_summary(const struct gi_daemon *d, FILE *f)
 		const struct gi_stream_counters *c = &st.s.streams[i].c;
 		fprintf(f,
 			"%s{\"name\":\"%s\",\"packets\":%llu,\"bytes\":%llu,\"lost\":%llu,\"duplicates\":%llu,\"late\":%llu,"
-			"\"reordered\":%llu,\"resyncs\":%llu",
+			"\"reordered\":%llu,\"resyncs\":%llu,\"metadata\":%llu",
 			i ? "," : "", st.s.streams[i].name, (unsigned long long)c->packets, (unsigned long long)c->bytes,
 			(unsigned long long)c->lost, (unsigned long long)c->duplicates, (unsigned long long)c->late,
-			(unsigned long long)c->reordered, (unsigned long long)c->resyncs);
+			(unsigned long long)c->reordered, (unsigned long long)c->resyncs,
+			(unsigned long long)c->metadata);
 		for (int k = 0; k < GI_FRAMES__COUNT; k++)
 			fprintf(f, ",\"frames_%s\":%llu", frame_names[k], (unsigned long long)c->frames[k]);
 		fprintf(f, "}");
-		accounted += c->packets + c->duplicates + c->late;
+		accounted += c->packets + c->metadata + c->duplicates + c->late;
 	}
 	/* streams a live reload removed took their counters along: they still count here */
-	accounted += d->retired.packets + d->retired.duplicates + d->retired.late;
+	accounted += d->retired.packets + d->retired.metadata + d->retired.duplicates + d->retired.late;
 	fprintf(f, "],\"delivered\":%llu,\"accounted\":%llu}\n", (unsigned long long)delivered,
 		(unsigned long long)accounted);
 	gi_stats_snapshot_free(&st);

@@ -95,6 +95,7 @@ AT(st_duplicates, s->streams[i].c.duplicates)
 AT(st_late, s->streams[i].c.late)
 AT(st_reordered, s->streams[i].c.reordered)
 AT(st_resyncs, s->streams[i].c.resyncs)
+AT(st_metadata, s->streams[i].c.metadata)
 AT(st_complete, s->streams[i].c.frames[GI_FRAMES_COMPLETE])
 AT(st_partial, s->streams[i].c.frames[GI_FRAMES_PARTIAL])
 AT(st_timed_out, s->streams[i].c.frames[GI_FRAMES_TIMED_OUT])
@@ -219,6 +220,7 @@ static int streams_fill(const struct gi_metrics_snapshot *s, const char *only, s
 			rte_tel_data_add_dict_u64(d, "late", c->late);
 			rte_tel_data_add_dict_u64(d, "reordered", c->reordered);
 			rte_tel_data_add_dict_u64(d, "resyncs", c->resyncs);
+			rte_tel_data_add_dict_u64(d, "metadata", c->metadata);
 			rte_tel_data_add_dict_u64(d, "frames_complete", c->frames[GI_FRAMES_COMPLETE]);
 			rte_tel_data_add_dict_u64(d, "frames_partial", c->frames[GI_FRAMES_PARTIAL]);
 			rte_tel_data_add_dict_u64(d, "frames_timed_out", c->frames[GI_FRAMES_TIMED_OUT]);
@@ -239,6 +241,7 @@ static int streams_fill(const struct gi_metrics_snapshot *s, const char *only, s
 	rc |= u64_array(d, "late", s, s->n_streams, st_late);
 	rc |= u64_array(d, "reordered", s, s->n_streams, st_reordered);
 	rc |= u64_array(d, "resyncs", s, s->n_streams, st_resyncs);
+	rc |= u64_array(d, "metadata", s, s->n_streams, st_metadata);
 	rc |= u64_array(d, "frames_complete", s, s->n_streams, st_complete);
 	rc |= u64_array(d, "frames_partial", s, s->n_streams, st_partial);
 	rc |= u64_array(d, "frames_timed_out", s, s->n_streams, st_timed_out);

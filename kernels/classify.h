@@ -129,10 +129,15 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 		return drop < GI_DROP__COUNT ? gi_exec_drop(ctr, drop) : 0;
 	if (gi_seq_open(st, &pi, frame, index, now, &s) != GI_SEQ_PLACE)
 		return 0;
+	if (pi.meta) { /* the sender's frame-end record */
+		gi_seq_sender(st, s, &pi);
+		gi_frame_sender_store(s, d.pkt, d.hdr_len, d.seg1, l4.payload_off + pi.payload_off + pi.meta_rel);
+	}
 	gi_place_src(pl, &d, l4.payload_off + pi.payload_off, pi.payload_len);
 	pl->dst = gi_stream_payload(st, s, index);
 	pl->stream = si;
 	pl->frame = frame;
+	pl->index = index;
 	pl->closes = pi.closes_frame;
 	return 1;
 }
@@ -141,7 +146,7 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 GI_HD static inline void gi_exec_commit(struct gi_exec_ctx *ctx, const struct gi_place *pl, uint64_t now)
 {
 	struct gi_stream_rt *st = &ctx->streams[pl->stream];
-	gi_seq_commit(st, gi_stream_slot(st, pl->frame), pl->frame, pl->len, pl->closes, now);
+	gi_seq_commit(st, gi_stream_slot(st, pl->frame), pl->frame, pl->index, pl->len, pl->closes, now);
 }
 
 GI_EXTERN_C_END

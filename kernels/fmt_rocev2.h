@@ -93,6 +93,44 @@ enum gi_rocev2_icrc_mode {
 	GI_ROCEV2_ICRC_IGNORE = 1,
 };
 
+enum gi_rocev2_placement {
+	GI_ROCEV2_PLACE_PSN = 0, /* a packet's place is its PSN's; a RETH is checked against it */
+	GI_ROCEV2_PLACE_VA = 1,  /* a RETH names page and offset: VA = base_va + page * page_bytes + offset */
+};
+
+/* The sender's frame-end record (rocev2.profile). */
+enum gi_rocev2_profile {
+	GI_ROCEV2_PROFILE_NONE = 0,
+	GI_ROCEV2_PROFILE_HSB = 1, /* Holoscan Sensor Bridge: 128 bytes at the end of a WRITE with immediate */
+};
+
+enum gi_rocev2_frame_end {
+	GI_ROCEV2_END_PACKET = 0,   /* a packet of its own after the frame's data (the FPGA's form) */
+	GI_ROCEV2_END_EMBEDDED = 1, /* appended to the last data packet (HSB's software emulator, when it fits) */
+};
+
+/*
+ * Holoscan Sensor Bridge's frame-end record: 128 bytes, big-endian (the
+ * FPGA packetizer and HSB's host decoder agree; its docs table says
+ * little-endian).  Sent at page base + roundup(frame bytes, 128).
+ */
+#define GI_HSB_META_BYTES 128u
+#define GI_HSB_ALIGN 128u
+#define GI_HSB_META_FLAGS 0u       /* u32: bit 0 early TLAST, bit 1 bytes-per-window only */
+#define GI_HSB_META_PSN 4u         /* u32 */
+#define GI_HSB_META_CRC 8u         /* u32: ~crc32(frame), zlib's */
+#define GI_HSB_META_SOF_S 12u      /* u64: start of frame, PTP seconds */
+#define GI_HSB_META_SOF_NS 20u     /* u32 */
+#define GI_HSB_META_BYTES_WRITTEN 24u /* u64 */
+#define GI_HSB_META_FRAME 32u      /* u32, 16 bits used */
+#define GI_HSB_META_META_S 36u     /* u64: when the record was sent */
+#define GI_HSB_META_META_NS 44u    /* u32 */
+
+GI_HD static inline uint64_t gi_hsb_align(uint64_t n)
+{
+	return (n + GI_HSB_ALIGN - 1) / GI_HSB_ALIGN * GI_HSB_ALIGN;
+}
+
 enum gi_rocev2_close_on {
 	GI_ROCEV2_CLOSE_NONE = 0,
 	GI_ROCEV2_CLOSE_LAST = 1, /* the last packet of a message (LAST or ONLY) makes its frame final */
@@ -101,18 +139,26 @@ enum gi_rocev2_close_on {
 
 /*
  * The stream's rocev2 parameters, packed into gi_format_params.fmt word by
- * word (fmt[0] base_va, fmt[1] dst_qp | icrc << 32, fmt[2] close_on,
- * fmt[3] frame_bytes): no type punning of the uint64_t array, the same on
- * host and device.
+ * word (fmt[0] base_va, fmt[1] dst_qp | icrc << 32, fmt[2] close_on |
+ * placement << 8 | profile << 16 | frame_end << 24 | has_rkey << 32,
+ * fmt[3] frame_bytes, fmt[4] page_bytes, fmt[5] pages | rkey << 32): no
+ * type punning of the uint64_t array, the same on host and device.
  */
 struct gi_fmt_rocev2_params {
-	uint64_t base_va;     /* rocev2.base_va: VA of byte 0 of the frame buffer */
-	uint64_t frame_bytes; /* frame.bytes: a WRITE's VA is base_va + frame * frame_bytes + offset (0: whole packets) */
+	uint64_t base_va;     /* rocev2.base_va: VA of byte 0 of the frame buffer (va: of page 0) */
+	uint64_t frame_bytes; /* frame.bytes: psn: a WRITE's VA is base_va + frame * frame_bytes + offset (0: whole packets) */
+	uint64_t page_bytes;  /* va: rocev2.page_bytes, the VA distance between the sender's pages */
+	uint32_t pages;       /* va: rocev2.pages, the sender's pages (0: any) */
+	uint32_t rkey;        /* rocev2.rkey, when has_rkey */
+	uint32_t has_rkey;
 	uint32_t dst_qp;      /* match.dst_qp, 24 bits */
 	uint32_t icrc;        /* enum gi_rocev2_icrc_mode */
 	uint32_t close_on;    /* enum gi_rocev2_close_on */
+	uint32_t placement;   /* enum gi_rocev2_placement */
+	uint32_t profile;     /* enum gi_rocev2_profile */
+	uint32_t frame_end;   /* enum gi_rocev2_frame_end (profile hsb) */
 };
-#define GI_FMT_ROCEV2_WORDS 4u
+#define GI_FMT_ROCEV2_WORDS 6u
 GI_STATIC_ASSERT(GI_FMT_ROCEV2_WORDS <= sizeof(((struct gi_format_params *)0)->fmt) / sizeof(uint64_t),
 		 "rocev2 parameters must fit gi_format_params.fmt");
 
@@ -122,8 +168,15 @@ GI_HD static inline struct gi_fmt_rocev2_params gi_fmt_rocev2(const struct gi_fo
 	p.base_va = fp->fmt[0];
 	p.dst_qp = (uint32_t)fp->fmt[1];
 	p.icrc = (uint32_t)(fp->fmt[1] >> 32);
-	p.close_on = (uint32_t)fp->fmt[2];
+	p.close_on = (uint32_t)fp->fmt[2] & 0xffu;
+	p.placement = (uint32_t)(fp->fmt[2] >> 8) & 0xffu;
+	p.profile = (uint32_t)(fp->fmt[2] >> 16) & 0xffu;
+	p.frame_end = (uint32_t)(fp->fmt[2] >> 24) & 0xffu;
+	p.has_rkey = (uint32_t)(fp->fmt[2] >> 32) & 1u;
 	p.frame_bytes = fp->fmt[3];
+	p.page_bytes = fp->fmt[4];
+	p.pages = (uint32_t)fp->fmt[5];
+	p.rkey = (uint32_t)(fp->fmt[5] >> 32);
 	return p;
 }
 
@@ -131,8 +184,29 @@ static inline void gi_fmt_rocev2_set(struct gi_format_params *fp, const struct g
 {
 	fp->fmt[0] = p->base_va;
 	fp->fmt[1] = (uint64_t)p->dst_qp | ((uint64_t)p->icrc << 32);
-	fp->fmt[2] = p->close_on;
+	fp->fmt[2] = (uint64_t)(p->close_on & 0xffu) | (uint64_t)(p->placement & 0xffu) << 8 |
+		     (uint64_t)(p->profile & 0xffu) << 16 | (uint64_t)(p->frame_end & 0xffu) << 24 |
+		     (uint64_t)(p->has_rkey & 1u) << 32;
 	fp->fmt[3] = p->frame_bytes;
+	fp->fmt[4] = p->page_bytes;
+	fp->fmt[5] = (uint64_t)p->pages | (uint64_t)p->rkey << 32;
+}
+
+/* Byte `off` of a packet whose first hdr_len bytes are at pkt and the rest at seg1 (buffer split). */
+GI_HD static inline uint8_t gi_seg_byte(const uint8_t *pkt, uint32_t hdr_len, const uint8_t *seg1, uint32_t off)
+{
+	return off < hdr_len ? pkt[off] : seg1[off - hdr_len];
+}
+
+GI_HD static inline uint32_t gi_seg_be32(const uint8_t *pkt, uint32_t hdr_len, const uint8_t *seg1, uint32_t off)
+{
+	return (uint32_t)gi_seg_byte(pkt, hdr_len, seg1, off) << 24 | (uint32_t)gi_seg_byte(pkt, hdr_len, seg1, off + 1) << 16 |
+	       (uint32_t)gi_seg_byte(pkt, hdr_len, seg1, off + 2) << 8 | gi_seg_byte(pkt, hdr_len, seg1, off + 3);
+}
+
+GI_HD static inline uint64_t gi_seg_be64(const uint8_t *pkt, uint32_t hdr_len, const uint8_t *seg1, uint32_t off)
+{
+	return (uint64_t)gi_seg_be32(pkt, hdr_len, seg1, off) << 32 | gi_seg_be32(pkt, hdr_len, seg1, off + 4);
 }
 
 GI_HD static inline uint32_t gi_be24(const uint8_t *p)
@@ -399,6 +473,7 @@ GI_HD static inline int gi_fmt_rocev2_parse(const struct gi_format_params *fp, c
 	uint32_t plen = padded - pad;
 
 	const uint8_t *ext = u + GI_ROCEV2_BTH_LEN + (fl & GI_ROCEV2_F_DETH ? GI_ROCEV2_DETH_LEN : 0u);
+	uint32_t place_len = plen;
 	pi->has_offset = 0;
 	pi->byte_off = 0;
 	if (fl & GI_ROCEV2_F_RETH) {
@@ -408,18 +483,57 @@ GI_HD static inline int gi_fmt_rocev2_parse(const struct gi_format_params *fp, c
 		/* ONLY: the message is this packet; FIRST: more follows */
 		if ((fl & GI_ROCEV2_F_LAST) ? dma_len != plen : dma_len <= plen)
 			return GI_DROP_MALFORMED_LENGTH;
-		if (va < rp->base_va || frame_bytes == 0)
-			return GI_DROP_ROCEV2_VA;
+		if (rp->has_rkey && gi_be32(ext + 8) != rp->rkey)
+			return GI_DROP_ROCEV2_RKEY;
+		if (rp->placement == GI_ROCEV2_PLACE_VA) {
+			/* the page and the offset in it: bounds here, the offset against the PSN in check_va */
+			if (va < rp->base_va || rp->page_bytes == 0)
+				return GI_DROP_ROCEV2_BOUNDS;
+			uint64_t page = (va - rp->base_va) / rp->page_bytes;
+			uint64_t in = va - rp->base_va - page * rp->page_bytes;
+			if (rp->pages && page >= rp->pages)
+				return GI_DROP_ROCEV2_BOUNDS;
+			pi->byte_off = in;
+			if (rp->profile == GI_ROCEV2_PROFILE_HSB && (fl & GI_ROCEV2_F_IMM)) {
+				/* a frame-end record: the payload's last 128 bytes, data (if any) before them */
+				uint32_t imm = gi_be32(ext + GI_ROCEV2_RETH_LEN);
+				if (plen < GI_HSB_META_BYTES)
+					return GI_DROP_MALFORMED_LENGTH;
+				uint32_t data = plen - GI_HSB_META_BYTES;
+				uint32_t m = l4->payload_off + hlen + data; /* the record, from the packet's start */
+				if ((imm & 0xfffu) != (uint32_t)(page & 0xfffu))
+					return GI_DROP_ROCEV2_VA; /* the immediate names another page */
+				if (data == 0) { /* a packet of its own, at roundup(frame bytes, 128): the frame's last index */
+					if (rp->frame_end != GI_ROCEV2_END_PACKET || in != gi_hsb_align(frame_bytes))
+						return GI_DROP_ROCEV2_BOUNDS;
+					pi->byte_off = (uint64_t)(packets - 1) * payload_bytes;
+					place_len = 0;
+				} else { /* the last data, zero-padded to 128 bytes, then the record */
+					if (rp->frame_end != GI_ROCEV2_END_EMBEDDED || in >= frame_bytes ||
+					    in + data > gi_hsb_align(frame_bytes))
+						return GI_DROP_ROCEV2_BOUNDS;
+					place_len = (uint32_t)GI_MIN((uint64_t)data, frame_bytes - in); /* not the pad */
+				}
+				pi->meta = 1;
+				pi->meta_rel = (uint16_t)data;
+				pi->frame = gi_seg_be32(pkt, hdr_len, seg1, m + GI_HSB_META_FRAME) & 0xffffu;
+				pi->timestamp = gi_seg_be64(pkt, hdr_len, seg1, m + GI_HSB_META_SOF_S) * 1000000000ull +
+						gi_seg_be32(pkt, hdr_len, seg1, m + GI_HSB_META_SOF_NS);
+			} else if (in + plen > frame_bytes) {
+				return GI_DROP_ROCEV2_BOUNDS; /* past the frame, or into the next page */
+			}
+		} else {
+			if (va < rp->base_va || frame_bytes == 0)
+				return GI_DROP_ROCEV2_VA;
+			pi->byte_off = (va - rp->base_va) % frame_bytes;
+		}
 		pi->has_offset = 1; /* checked against the PSN's place by gi_fmt_rocev2_check_va() */
-		pi->byte_off = (va - rp->base_va) % frame_bytes;
 	}
 
 	pi->seq = gi_be24(u + 9);
-	pi->frame = 0;
-	pi->timestamp = 0;
 	pi->pkt_index = 0;
 	pi->payload_off = hlen;
-	pi->payload_len = plen;
+	pi->payload_len = place_len;
 	pi->sensor_id = gi_be24(u + 5); /* the destination QP */
 	pi->has_frame = 0;
 	pi->closes_frame = (uint8_t)((rp->close_on == GI_ROCEV2_CLOSE_LAST && (fl & GI_ROCEV2_F_LAST)) ||
@@ -432,15 +546,14 @@ GI_HD static inline int gi_fmt_rocev2_parse(const struct gi_format_params *fp, c
  * give this packet, computed read-only from the stream's sequencing state
  * (`started`, `seq_max`, `seq_origin`), before anything is counted — so a
  * bad VA is one drop reason, never also a late or lost packet.  A packet
- * that starts an epoch (first packet, or a jump that resynchronises) is
- * index 0.
+ * that starts an epoch (first packet, or a jump that resynchronises)
+ * anchors it: its RETH offset is its index, so a stream the daemon joins
+ * in the middle of a frame is placed from its first packet on.
  */
 GI_HD static inline int gi_fmt_rocev2_check_va(const struct gi_format_params *fp, const struct gi_pkt_info *pi,
 					       uint32_t started, uint64_t seq_max, uint64_t seq_origin, uint32_t packets,
 					       uint32_t payload_bytes)
 {
-	uint64_t index = 0;
-
 	if (!pi->has_offset)
 		return 0;
 	if (started) {
@@ -449,10 +562,12 @@ GI_HD static inline int gi_fmt_rocev2_check_va(const struct gi_format_params *fp
 		if (!limit || (uint64_t)(sd < 0 ? -sd : sd) <= limit) {
 			int64_t n = (int64_t)(seq_max + (uint64_t)sd - seq_origin);
 			int64_t r = n % (int64_t)packets;
-			index = (uint64_t)(r < 0 ? r + (int64_t)packets : r);
+			uint64_t index = (uint64_t)(r < 0 ? r + (int64_t)packets : r);
+			return pi->byte_off == index * payload_bytes ? 0 : GI_DROP_ROCEV2_VA;
 		}
 	}
-	return pi->byte_off == index * payload_bytes ? 0 : GI_DROP_ROCEV2_VA;
+	/* it starts an epoch, which it anchors: its offset is its place (gi_stream_locate) */
+	return pi->byte_off % payload_bytes == 0 && pi->byte_off / payload_bytes < packets ? 0 : GI_DROP_ROCEV2_VA;
 }
 
 /* Does a packet whose UDP payload starts at `u` (`avail` bytes readable) go to QP dst_qp? */

@@ -44,6 +44,8 @@ enum gi_drop_reason {
 	GI_DROP_ROCEV2_ICRC,        /* rocev2: invariant CRC mismatch */
 	GI_DROP_ROCEV2_VA,          /* rocev2: RETH virtual address disagrees with the PSN's place */
 	GI_DROP_VITA49_CONTEXT,     /* vita49: context, extension or command packet: counted, not placed */
+	GI_DROP_ROCEV2_RKEY,        /* rocev2: RETH R_Key other than rocev2.rkey */
+	GI_DROP_ROCEV2_BOUNDS,      /* rocev2 va: the RETH's VA and length fall outside the frame's page */
 	GI_DROP__COUNT
 };
 
@@ -52,7 +54,7 @@ enum gi_drop_reason {
 	{ "ring_full", "no_stream", "malformed_ip", "malformed_truncated", "malformed_magic",   \
 	  "malformed_version", "malformed_length", "malformed_index", "malformed_geometry",     \
 	  "rocev2_opcode", "rocev2_icrc", "rocev2_va",                                          \
-	  "vita49_context" }
+	  "vita49_context", "rocev2_rkey", "rocev2_bounds" }
 
 /* What a parser found in one packet. */
 struct gi_pkt_info {
@@ -68,6 +70,10 @@ struct gi_pkt_info {
 	uint8_t has_offset;    /* placement by byte offset (RDMA WRITE), not by index */
 	uint8_t closes_frame;  /* the frame is final after this packet (e.g. WRITE with immediate) */
 	uint8_t icrc_pending;  /* rocev2: the ICRC is still to be verified (the phased GPU path does it per warp) */
+	uint8_t meta;          /* carries the sender's frame-end record (rocev2 profile hsb): at payload + meta_rel;
+				* then `frame` is the record's frame number and `timestamp` its start of frame */
+	uint8_t pad0;
+	uint16_t meta_rel;
 };
 
 /* Every parser starts here: no field is left undefined on any path. */
@@ -76,6 +82,8 @@ GI_HD static inline void gi_pkt_info_clear(struct gi_pkt_info *pi)
 	pi->seq = pi->frame = pi->byte_off = pi->timestamp = 0;
 	pi->pkt_index = pi->payload_off = pi->payload_len = pi->sensor_id = 0;
 	pi->has_frame = pi->has_offset = pi->closes_frame = pi->icrc_pending = 0;
+	pi->meta = pi->pad0 = 0;
+	pi->meta_rel = 0;
 }
 
 /*

@@ -37,7 +37,8 @@
 GI_EXTERN_C_BEGIN
 
 #define GI_FRAME_MAGIC 0x47494652u /* "GIFR" */
-#define GI_FRAME_VERSION 1u
+/* 2: slots carry the sender's frame metadata (gi_frame_sender), 128-byte slot headers */
+#define GI_FRAME_VERSION 2u
 #define GI_FRAME_MAX_PACKETS 65535u
 
 enum gi_frame_state {
@@ -84,6 +85,37 @@ GI_STATIC_ASSERT(sizeof(struct gi_frame_ring_hdr) == 256 + GI_CACHE_LINE, "frame
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, ipc_handle) == 152, "IPC handle record ABI");
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, ipc_handle) % 8 == 0, "IPC handle is 8-byte aligned");
 
+/*
+ * What the sender said about a frame, when its format carries that (a
+ * Holoscan Sensor Bridge frame-end record, rocev2.metadata: hsb); `kind`
+ * 0 when it did not (yet) arrive.  Written before the frame is published,
+ * under the same seqlock.
+ */
+enum gi_frame_sender_kind {
+	GI_SENDER_NONE = 0,
+	GI_SENDER_HSB = 1,
+};
+
+enum gi_frame_crc_state {
+	GI_CRC_UNCHECKED = 0,
+	GI_CRC_OK = 1,
+	GI_CRC_MISMATCH = 2,
+};
+
+struct gi_frame_sender {
+	uint32_t kind;          /* enum gi_frame_sender_kind */
+	uint32_t flags;         /* HSB: bit 0 early TLAST, bit 1 bytes-per-window only */
+	uint64_t frame_number;  /* the sender's frame counter (HSB: 16 bits), extended to 64 */
+	uint64_t bytes_written; /* what the sender says it wrote for the frame */
+	uint64_t sof_ns;        /* start of frame, sender's PTP time: s * 1e9 + ns */
+	uint64_t meta_ns;       /* when the sender emitted the record, PTP */
+	uint32_t crc;           /* HSB: ~crc32(frame), zlib's definition */
+	uint32_t psn;           /* the PSN the record carries */
+	uint32_t crc_state;     /* enum gi_frame_crc_state */
+	uint32_t pad[3];
+};
+GI_STATIC_ASSERT(sizeof(struct gi_frame_sender) == 64, "sender record ABI");
+
 struct gi_frame_slot {
 	uint64_t seq;          /* seqlock word, see above */
 	uint64_t frame;        /* extended frame number */
@@ -95,9 +127,10 @@ struct gi_frame_slot {
 	uint32_t state;        /* enum gi_frame_state */
 	uint32_t sensor_id;    /* the sender's stream id from the packet header */
 	uint64_t sensor_frame; /* the sender's frame number (or index since its first packet) */
+	struct gi_frame_sender sender; /* the sender's own record of the frame, if any */
 	/* uint64_t bitmap[bitmap_words]; then payload at payload_off */
 };
-GI_STATIC_ASSERT(sizeof(struct gi_frame_slot) == GI_CACHE_LINE, "frame slot header ABI");
+GI_STATIC_ASSERT(sizeof(struct gi_frame_slot) == 2 * GI_CACHE_LINE, "frame slot header ABI");
 
 GI_HD static inline uint32_t gi_frame_bitmap_words(uint32_t packets)
 {

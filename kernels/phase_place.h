@@ -43,8 +43,11 @@ GI_HD static inline void gi_phase_place(struct gi_exec_ctx *ctx, const struct gi
 		struct gi_place pl;
 		gi_slot_pkt(slot, max_pkts, split, i, &d);
 		gi_place_src(&pl, &d, r->src_off, r->pi.payload_len);
-		pl.dst = gi_stream_payload(st, gi_stream_slot(st, r->frame), r->index);
+		struct gi_frame_slot *s = gi_stream_slot(st, r->frame);
+		pl.dst = gi_stream_payload(st, s, r->index);
 		GI_PLACE_LANES(&pl, lane, nlanes);
+		if (r->pi.meta && lane == 0) /* the sender's frame-end record (its frame number: phase 2) */
+			gi_frame_sender_store(s, d.pkt, d.hdr_len, d.seg1, (uint32_t)r->src_off + r->pi.meta_rel);
 		/* the record stays GI_REC_PLACE (lanes may still be reading it): the
 		 * next round's phase 2 retires it */
 	}

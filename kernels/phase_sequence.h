@@ -94,7 +94,9 @@ GI_HD static inline uint32_t gi_phase_sequence_rec(struct gi_stream_rt *st, stru
 		break;
 	}
 	r->state = GI_REC_PLACE;
-	gi_seq_commit(st, s, r->frame, r->pi.payload_len, r->pi.closes_frame, now);
+	if (r->pi.meta)
+		gi_seq_sender(st, s, &r->pi);
+	gi_seq_commit(st, s, r->frame, r->index, r->pi.payload_len, r->pi.closes_frame, now);
 	return 0;
 }
 
@@ -158,8 +160,9 @@ GI_HD static inline uint32_t gi_seq_fast_place(const struct gi_stream_rt *st, st
 	/* late, or a bad index (a frame beyond the window pushes it in 2b, as the serial steps do) */
 	if (frame >= GI_RING_FRAME_LIMIT || frame < st->next_pub || index >= st->packets)
 		return 0;
-	/* the geometry: every packet payload_bytes long, the frame's last one last_bytes */
-	if (pi->payload_len != gi_stream_pkt_bytes(st, index))
+	/* the geometry: every packet payload_bytes long, the frame's last data last_bytes, a record
+	 * of its own none, and a frame-end record no earlier than the last data */
+	if (pi->payload_len != gi_stream_pkt_bytes(st, index) || (pi->meta && index + 1 < st->data_packets))
 		return 0;
 	/* a copy already in its frame from an earlier batch: the serial steps count it */
 	const struct gi_frame_slot *s = gi_stream_slot(st, frame);
@@ -201,9 +204,13 @@ GI_HD static inline void gi_seq_fast_frame_end(struct gi_stream_rt *st, struct g
 {
 	if (word)
 		*word |= bits;
+	uint32_t meta;
+	uint64_t bytes = gi_stream_run_bytes(st, n, last_index, &meta); /* consecutive indices: one may be short */
 	s->received += n;
-	GI_COUNTER_ADD(&st->c.packets, n);
-	GI_COUNTER_ADD(&st->c.bytes, gi_stream_run_bytes(st, n, last_index)); /* indices grow: only the last may be short */
+	GI_COUNTER_ADD(&st->c.packets, n - meta);
+	if (meta)
+		GI_COUNTER_ADD(&st->c.metadata, 1);
+	GI_COUNTER_ADD(&st->c.bytes, bytes);
 	if (closes && frame >= st->next_pub)
 		gi_stream_advance(st, frame + 1, GI_FRAME_PARTIAL, now); /* the sender says it is done */
 	else if (s->received == s->expected)
@@ -270,6 +277,8 @@ GI_HD static inline uint32_t gi_seq_fast_commit(struct gi_stream_rt *st, struct 
 		closes = r->pi.closes_frame;
 		last = r;
 		r->state = GI_REC_PLACE;
+		if (r->pi.meta)
+			gi_seq_sender(st, s, &r->pi);
 	}
 	if (s)
 		gi_seq_fast_frame_end(st, s, frame, n, last->index, word, bits, closes, now);
@@ -452,6 +461,8 @@ GI_HD static inline uint32_t gi_solo_commit(struct gi_stream_rt *st, struct gi_b
 		if (frame < st->min_frame)
 			st->min_frame = frame;
 		uint32_t n = (next ? next->rank : h->solo_total) - r->rank;
+		if (end->pi.meta) /* a frame's record is its last index: the frame's last in the run */
+			gi_seq_sender(st, s, &end->pi);
 		gi_seq_fast_frame_end(st, s, frame, n, end->index, NULL, 0, end->pi.closes_frame,
 				      now); /* bits: in parallel, next */
 	}

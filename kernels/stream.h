@@ -66,6 +66,8 @@ struct gi_stream_counters {
 	uint64_t late;       /* its frame was already final */
 	uint64_t reordered;  /* arrived after a packet with a higher sequence number */
 	uint64_t resyncs;    /* sender restarts: a sequence jump beyond resync_frames */
+	uint64_t metadata;   /* frame-end packets that carry only the sender's record (placed + metadata + lost
+			      * == unique sent) */
 	uint64_t frames[GI_FRAMES__COUNT];
 };
 
@@ -75,8 +77,10 @@ struct gi_stream_rt {
 	uint32_t packets;         /* per frame */
 	uint32_t payload_bytes;   /* per packet */
 	uint32_t window;          /* frames open at once (reorder window), < ring n_slots */
-	uint32_t last_bytes;      /* the last packet's length: frame.bytes - (packets - 1) * payload_bytes */
-	uint32_t pad_cfg;
+	uint32_t last_bytes;      /* the last data packet's length: frame.bytes - (data_packets - 1) * payload_bytes */
+	uint32_t data_packets;    /* packets that carry frame data: `packets`, or one fewer when each frame
+				   * ends with a packet of its own that carries only the sender's record
+				   * (rocev2.frame_end: packet), which takes the last index (and PSN) */
 	uint64_t frame_timeout_ns;/* 0: frames only close by window or at shutdown */
 	struct gi_frame_ring_hdr *ring;   /* where frames are assembled (executor address) */
 	struct gi_frame_ring_hdr *mirror; /* consumers' metadata copy when ring is in GPU memory, else NULL */
@@ -128,6 +132,9 @@ struct gi_stream_rt {
 	uint32_t start_pending;   /* deferred: the ring's `started` word waits for next_frame */
 	uint32_t pad1;
 	uint64_t vis_next;        /* next_frame as consumers last saw it */
+	uint64_t sender_max;      /* the newest frame number of a sender record, extended (sender_seen) */
+	uint32_t sender_seen;
+	uint32_t pad2;
 	uint64_t pend_n;
 	uint64_t pend_lo;
 	uint64_t pend_hi;
@@ -175,6 +182,8 @@ struct gi_place {
 	uint32_t len;       /* len0 + len1 */
 	uint32_t stream;
 	uint32_t closes;    /* the frame is final once this packet is in */
+	uint32_t index;     /* its index in the frame */
+	uint32_t pad;
 	uint64_t frame;
 };
 
@@ -207,16 +216,32 @@ GI_HD static inline uint8_t *gi_stream_payload(const struct gi_stream_rt *st, st
 	return (uint8_t *)s + st->payload_off + (uint64_t)index * st->payload_bytes;
 }
 
-/* The payload length packet `index` of a frame must have: the last one may be shorter (frame.bytes). */
+/*
+ * The payload length packet `index` of a frame must have: the last data
+ * packet may be shorter (frame.bytes), a frame-end packet of its own
+ * (index data_packets) carries none.
+ */
 GI_HD static inline uint32_t gi_stream_pkt_bytes(const struct gi_stream_rt *st, uint32_t index)
 {
-	return index == st->packets - 1 ? st->last_bytes : st->payload_bytes;
+	return index + 1 < st->data_packets ? st->payload_bytes : index + 1 == st->data_packets ? st->last_bytes : 0u;
 }
 
-/* Bytes of a frame's packets [0, n) that end at `last_index`: n whole packets, the last maybe short. */
-GI_HD static inline uint64_t gi_stream_run_bytes(const struct gi_stream_rt *st, uint32_t n, uint32_t last_index)
+/*
+ * Bytes of the n consecutive packets of a frame that end at index
+ * `last_index` (a run: consecutive sequence numbers), and how many of them
+ * are a frame-end packet (0 or 1).
+ */
+GI_HD static inline uint64_t gi_stream_run_bytes(const struct gi_stream_rt *st, uint32_t n, uint32_t last_index,
+						 uint32_t *meta)
 {
-	return (uint64_t)n * st->payload_bytes - (last_index == st->packets - 1 ? st->payload_bytes - st->last_bytes : 0u);
+	uint64_t b = (uint64_t)n * st->payload_bytes;
+	*meta = last_index >= st->data_packets;
+	if (*meta)
+		b -= st->payload_bytes; /* the frame-end packet: no data */
+	/* the last data packet, index data_packets - 1, is in [last_index + 1 - n, last_index] */
+	if (last_index + 1 >= st->data_packets && last_index + 1 - st->data_packets < n)
+		b -= st->payload_bytes - st->last_bytes;
+	return b;
 }
 
 /* Geometry the hot path derives from the configuration, once per epoch. */
@@ -265,6 +290,7 @@ GI_HD static inline void gi_mirror_copy(struct gi_stream_rt *st, const struct gi
 	m->state = s->state;
 	m->sensor_id = s->sensor_id;
 	m->sensor_frame = s->sensor_frame;
+	m->sender = s->sender;
 	for (uint32_t w = 0; w < gi_frame_bitmap_words(st->packets); w++)
 		mbm[w] = bm[w];
 }
@@ -445,6 +471,8 @@ GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_
 	s->received = 0;
 	s->sensor_id = sensor_id;
 	s->sensor_frame = sensor_frame;
+	s->sender.kind = GI_SENDER_NONE;
+	s->sender.crc_state = GI_CRC_UNCHECKED;
 	for (uint32_t w = 0; w < gi_frame_bitmap_words(st->packets); w++)
 		bm[w] = 0;
 	s->state = GI_FRAME_FILLING;
@@ -557,6 +585,8 @@ GI_HD static inline int gi_stream_locate(struct gi_stream_rt *st, const struct g
 			st->frame_base = pi->has_frame && pi->frame < GI_RING_FRAME_LIMIT ? pi->frame : 0;
 		st->raw_origin = st->raw_max = pi->frame;
 		gi_stream_start(st, st->frame_base, pi->seq); /* the first packet starts frame frame_base */
+		if (pi->has_offset && !pi->has_frame) /* a RETH anchors the epoch: its offset is its place */
+			st->seq_origin -= gi_div_q(&st->div_payload, pi->byte_off);
 	}
 
 	int64_t sd = gi_extend_delta(st->seq_max, pi->seq, fp->seq_bits);
@@ -676,7 +706,8 @@ GI_HD static inline int gi_seq_locate(struct gi_stream_rt *st, const struct gi_p
 			return GI_SEQ_DONE;
 		}
 	}
-	if (pi->payload_len != st->payload_bytes && pi->payload_len != st->last_bytes) {
+	if (pi->payload_len != st->payload_bytes && pi->payload_len != st->last_bytes &&
+	    !(pi->meta && pi->payload_len == 0)) {
 		*drop = GI_DROP_MALFORMED_GEOMETRY;
 		return GI_SEQ_DONE;
 	}
@@ -692,6 +723,10 @@ GI_HD static inline int gi_seq_locate(struct gi_stream_rt *st, const struct gi_p
 		*drop = GI_DROP_MALFORMED_LENGTH; /* a short packet that is not the frame's last, or a full-size last */
 		return GI_SEQ_DONE;
 	}
+	if (pi->meta && *index + 1 < st->data_packets) {
+		*drop = GI_DROP_MALFORMED_INDEX; /* a frame-end record before the frame's last data */
+		return GI_SEQ_DONE;
+	}
 	if (*frame >= st->next_pub + st->window)
 		gi_stream_advance(st, *frame - st->window + 1, GI_FRAME_PARTIAL, now);
 	return GI_SEQ_PLACE;
@@ -703,6 +738,39 @@ GI_HD static inline uint64_t gi_seq_sensor_frame(const struct gi_stream_rt *st, 
 {
 	return pi->has_frame ? (pi->frame & ((st->fp.frame_bits >= 64 ? 0 : 1ull << st->fp.frame_bits) - 1))
 			     : frame - st->frame_base;
+}
+
+/*
+ * A packet that carries the sender's frame-end record (pi->meta), once it
+ * is placed: the record's frame number extended to 64 bits (the stream's
+ * newest so far the reference) and its start of frame into the slot.  The
+ * record's other fields come from the packet where its payload is copied
+ * (gi_frame_sender_store).  Per stream, in batch order, on every path.
+ */
+GI_HD static inline void gi_seq_sender(struct gi_stream_rt *st, struct gi_frame_slot *s, const struct gi_pkt_info *pi)
+{
+	uint64_t ext = st->sender_seen ? st->sender_max + (uint64_t)gi_extend_delta(st->sender_max, pi->frame, 16)
+				       : pi->frame;
+	if (!st->sender_seen || (int64_t)(ext - st->sender_max) > 0)
+		st->sender_max = ext;
+	st->sender_seen = 1;
+	s->sender.frame_number = ext;
+	s->first_ts_ns = pi->timestamp; /* the sender's PTP start of frame */
+}
+
+/* The rest of a frame-end record, read from the packet at `m` (from its start): one worker. */
+GI_HD static inline void gi_frame_sender_store(struct gi_frame_slot *s, const uint8_t *pkt, uint32_t hdr_len,
+					       const uint8_t *seg1, uint32_t m)
+{
+	s->sender.flags = gi_seg_be32(pkt, hdr_len, seg1, m + GI_HSB_META_FLAGS);
+	s->sender.psn = gi_seg_be32(pkt, hdr_len, seg1, m + GI_HSB_META_PSN);
+	s->sender.crc = gi_seg_be32(pkt, hdr_len, seg1, m + GI_HSB_META_CRC);
+	s->sender.sof_ns = gi_seg_be64(pkt, hdr_len, seg1, m + GI_HSB_META_SOF_S) * 1000000000ull +
+			   gi_seg_be32(pkt, hdr_len, seg1, m + GI_HSB_META_SOF_NS);
+	s->sender.bytes_written = gi_seg_be64(pkt, hdr_len, seg1, m + GI_HSB_META_BYTES_WRITTEN);
+	s->sender.meta_ns = gi_seg_be64(pkt, hdr_len, seg1, m + GI_HSB_META_META_S) * 1000000000ull +
+			    gi_seg_be32(pkt, hdr_len, seg1, m + GI_HSB_META_META_NS);
+	s->sender.kind = GI_SENDER_HSB;
 }
 
 /*
@@ -745,11 +813,14 @@ GI_HD static inline int gi_seq_open(struct gi_stream_rt *st, const struct gi_pkt
  * frame becomes visible (deferred): count it, then end its frame if the
  * sender says so, or publish the complete frames at the window's head.
  */
-GI_HD static inline void gi_seq_commit(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame, uint32_t len,
-				       uint32_t closes, uint64_t now)
+GI_HD static inline void gi_seq_commit(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame,
+				       uint32_t index, uint32_t len, uint32_t closes, uint64_t now)
 {
 	s->received++;
-	GI_COUNTER_ADD(&st->c.packets, 1);
+	if (index < st->data_packets)
+		GI_COUNTER_ADD(&st->c.packets, 1);
+	else
+		GI_COUNTER_ADD(&st->c.metadata, 1); /* a frame-end packet: the sender's record, no data */
 	GI_COUNTER_ADD(&st->c.bytes, len);
 	if (closes && frame >= st->next_pub)
 		gi_stream_advance(st, frame + 1, GI_FRAME_PARTIAL, now); /* the sender says it is done */

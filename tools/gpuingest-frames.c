@@ -32,6 +32,7 @@
 #include "kernels/frame.h"
 #include "kernels/cuda_drv.h"
 #include "kernels/udp_seq.h"
+#include "kernels/fmt_rocev2.h"
 
 enum {
 	EXIT_OK = 0,
@@ -49,6 +50,7 @@ struct opts {
 	double duration_s;
 	unsigned slow_us;
 	bool quiet;
+	bool sender;         /* --sender: one JSON line per frame with the sender's record, on stdout */
 };
 
 struct ring {
@@ -64,6 +66,8 @@ struct ring {
 struct tally {
 	uint64_t complete, partial, timed_out, skipped, overruns;
 	uint64_t packets, bytes, mismatches, header_errors;
+	/* frames with the sender's own record (HSB), and what checking them against the frame found */
+	uint64_t sender_records, sender_crc_ok, sender_crc_mismatch, sender_bytes_mismatch;
 	bool any;
 	uint64_t first, last;
 	unsigned reports;
@@ -99,6 +103,9 @@ static void usage(FILE *f)
 		"                    closes the ring and every frame is consumed)\n"
 		"  --slow-us N       sleep N microseconds per frame (a slow consumer)\n"
 		"  --quiet           no progress or per-frame problem lines on stderr\n"
+		"  --sender          print each verified frame's sender record (Holoscan\n"
+		"                    Sensor Bridge metadata: frame number, PTP times, CRC,\n"
+		"                    bytes written) as a JSON line before the summary\n"
 		"  --help\n"
 		"\n"
 		"Output: one JSON object on stdout.  Every frame number from first_frame to\n"
@@ -106,6 +113,10 @@ static void usage(FILE *f)
 		"frames_timed_out + frames_skipped + overruns.  mismatches counts payload\n"
 		"bytes that differ from the pattern; header_errors counts published slots\n"
 		"whose metadata is inconsistent (received != bits in the bitmap, ...).\n"
+		"Frames with a sender record: sender_records; of the complete ones, the\n"
+		"record's CRC (~crc32 of the frame, zlib's) checked: sender_crc_ok or\n"
+		"sender_crc_mismatch, and bytes written != the frame's: sender_bytes_mismatch\n"
+		"(each mismatch also counts as a header error).\n"
 		"Exit: 0 all verified bytes match, 1 a mismatch or header error,\n"
 		"2 usage error or the ring could not be opened.\n");
 }
@@ -137,6 +148,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "slow-us", required_argument, NULL, 'u' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "sender", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -162,6 +174,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		}
 		case 'q': o->quiet = true; break;
+		case 'S': o->sender = true; break;
 		case 'h': usage(stdout); exit(EXIT_OK);
 		case ':': die_usage("missing argument for", argv[optind - 1]);
 		default: die_usage("unknown option", argv[optind - 1]);
@@ -279,8 +292,9 @@ static int ring_try_open(struct ring *r, const char *name, char *why, size_t why
 	    h.bitmap_words != gi_frame_bitmap_words(h.packets_per_frame) || h.slot_stride != want_stride ||
 	    (h.payload_in_device && h.dev_slot_stride != gi_frame_slot_stride(h.packets_per_frame, h.payload_bytes)) ||
 	    h.payload_off != gi_frame_payload_off(h.packets_per_frame) ||
-	    h.frame_bytes > (uint64_t)h.packets_per_frame * h.payload_bytes ||
-	    h.frame_bytes <= (uint64_t)(h.packets_per_frame - 1) * h.payload_bytes) { /* the last packet may be short */
+	    h.frame_bytes > (uint64_t)h.packets_per_frame * h.payload_bytes || h.payload_bytes == 0 ||
+	    /* the last data packet may be short, and a frame-end packet of its own carries no data */
+	    (h.frame_bytes + h.payload_bytes - 1) / h.payload_bytes + 1 < h.packets_per_frame) {
 		snprintf(why, why_len, "inconsistent header (n_slots %u, packets %u, payload %u)", h.n_slots,
 			 h.packets_per_frame, h.payload_bytes);
 		ring_unmap(r);
@@ -353,6 +367,10 @@ struct frame_check {
 	uint32_t state;
 	uint64_t packets, bytes, mismatches;
 	uint64_t header_errors;
+	int crc;          /* the sender record's CRC: -1 not checked (none, or a partial frame), 0 bad, 1 good */
+	int bytes_ok;     /* ... bytes written: -1 not checked, 0 bad, 1 good */
+	struct gi_frame_sender sender;
+	uint64_t sensor_frame, first_ts_ns;
 	char problem[160];
 };
 
@@ -373,6 +391,10 @@ static void check_frame(struct ring *r, struct gi_frame_slot *s, uint64_t f, str
 
 	memset(out, 0, sizeof(*out));
 	out->state = state;
+	out->crc = out->bytes_ok = -1;
+	out->sender = s->sender;
+	out->sensor_frame = s->sensor_frame;
+	out->first_ts_ns = s->first_ts_ns;
 #ifdef GI_HAVE_CUDA_H
 	if (r->dev_base) {
 		CUresult res = r->drv.memcpy_dtoh(r->staging, (CUdeviceptr)(r->dev_base + gi_frame_dev_payload_off(h, f)),
@@ -405,21 +427,50 @@ static void check_frame(struct ring *r, struct gi_frame_slot *s, uint64_t f, str
 			 "slot says frame %llu state %u expected %u received %u, bitmap has %llu bits",
 			 (unsigned long long)s->frame, state, expected, received, (unsigned long long)bits);
 	}
+	uint32_t data = (uint32_t)((h->frame_bytes + pb - 1) / pb); /* packets with data: a frame-end one has none */
 	if (state == GI_FRAME_COMPLETE && bits == ppf) {
 		out->mismatches = gi_pattern_mismatches(payload, seed, 0, h->frame_bytes);
-		out->packets = ppf;
+		out->packets = data;
 		out->bytes = h->frame_bytes;
+		if (out->sender.kind == GI_SENDER_HSB) {
+			uint32_t c = 0xffffffffu; /* HSB's CRC is ~crc32(frame) in zlib's terms: the register, unflipped */
+			for (uint64_t k = 0; k < h->frame_bytes; k++)
+				c = gi_crc32_step(c, payload[k]);
+			out->crc = c == out->sender.crc;
+			out->bytes_ok = out->sender.bytes_written == h->frame_bytes;
+			if (!out->crc || !out->bytes_ok) {
+				out->header_errors++;
+				snprintf(out->problem, sizeof(out->problem),
+					 "sender record: crc 0x%08x, the frame's 0x%08x; bytes written %llu of %llu",
+					 out->sender.crc, c, (unsigned long long)out->sender.bytes_written,
+					 (unsigned long long)h->frame_bytes);
+			}
+		}
 		return;
 	}
 	for (uint32_t i = 0; i < ppf; i++) {
 		if (!(bm[i >> 6] >> (i & 63) & 1))
 			continue;
 		uint64_t off = (uint64_t)i * pb;
-		uint64_t len = i == ppf - 1 ? h->frame_bytes - off : pb; /* the last packet may be short */
+		/* the last data packet may be short; a frame-end packet of its own has none */
+		uint64_t len = off >= h->frame_bytes ? 0 : GI_MIN((uint64_t)pb, h->frame_bytes - off);
 		out->mismatches += gi_pattern_mismatches(payload + off, seed, off, len);
-		out->packets++;
+		out->packets += i < data;
 		out->bytes += len;
 	}
+}
+
+/* --sender: frame f's sender record as one JSON line (copied under the seqlock: fc->sender). */
+static void print_sender(uint64_t f, const struct frame_check *fc)
+{
+	const struct gi_frame_sender *x = &fc->sender;
+	printf("{\"frame\":%llu,\"sensor_frame\":%llu,\"state\":%u,\"sender_frame\":%llu,\"flags\":%u,"
+	       "\"psn\":%u,\"crc\":%u,\"crc_ok\":%s,\"bytes_written\":%llu,\"sof_ns\":%llu,\"meta_ns\":%llu,"
+	       "\"first_ts_ns\":%llu}\n",
+	       (unsigned long long)f, (unsigned long long)fc->sensor_frame, fc->state,
+	       (unsigned long long)x->frame_number, x->flags, x->psn, x->crc,
+	       fc->crc < 0 ? "null" : fc->crc ? "true" : "false", (unsigned long long)x->bytes_written,
+	       (unsigned long long)x->sof_ns, (unsigned long long)x->meta_ns, (unsigned long long)fc->first_ts_ns);
 }
 
 static void account(struct tally *t, uint64_t f)
@@ -517,6 +568,14 @@ static bool consume(struct ring *r, const struct opts *o, struct tally *t, doubl
 					t->partial++;
 				t->packets += fc.packets;
 				t->bytes += fc.bytes;
+				if (fc.sender.kind != GI_SENDER_NONE) {
+					t->sender_records++;
+					t->sender_crc_ok += fc.crc == 1;
+					t->sender_crc_mismatch += fc.crc == 0;
+					t->sender_bytes_mismatch += fc.bytes_ok == 0;
+					if (o->sender)
+						print_sender(f, &fc);
+				}
 				t->mismatches += fc.mismatches;
 				t->header_errors += fc.header_errors;
 				if (fc.header_errors)
@@ -585,10 +644,13 @@ int main(int argc, char **argv)
 	json_string(name);
 	printf(",\"frames_complete\":%llu,\"frames_partial\":%llu,\"frames_timed_out\":%llu,"
 	       "\"frames_skipped\":%llu,\"overruns\":%llu,\"packets_verified\":%llu,\"bytes_verified\":%llu,"
-	       "\"mismatches\":%llu,\"header_errors\":%llu,",
+	       "\"mismatches\":%llu,\"header_errors\":%llu,\"sender_records\":%llu,\"sender_crc_ok\":%llu,"
+	       "\"sender_crc_mismatch\":%llu,\"sender_bytes_mismatch\":%llu,",
 	       (unsigned long long)t.complete, (unsigned long long)t.partial, (unsigned long long)t.timed_out,
 	       (unsigned long long)t.skipped, (unsigned long long)t.overruns, (unsigned long long)t.packets,
-	       (unsigned long long)t.bytes, (unsigned long long)t.mismatches, (unsigned long long)t.header_errors);
+	       (unsigned long long)t.bytes, (unsigned long long)t.mismatches, (unsigned long long)t.header_errors,
+	       (unsigned long long)t.sender_records, (unsigned long long)t.sender_crc_ok,
+	       (unsigned long long)t.sender_crc_mismatch, (unsigned long long)t.sender_bytes_mismatch);
 	if (t.any)
 		printf("\"first_frame\":%llu,\"last_frame\":%llu}\n", (unsigned long long)t.first,
 		       (unsigned long long)t.last);

@@ -87,14 +87,16 @@ bad:
 static const struct {
 	const char *name;
 	enum gi_format format;
+	bool hsb;
 } sim_formats[] = {
-	{ "udp_seq", GI_FORMAT_UDP_SEQ },
-	{ "custom", GI_FORMAT_CUSTOM },
-	{ "vita49", GI_FORMAT_VITA49 },
-	{ "rocev2", GI_FORMAT_ROCEV2 },
+	{ "udp_seq", GI_FORMAT_UDP_SEQ, false },
+	{ "custom", GI_FORMAT_CUSTOM, false },
+	{ "vita49", GI_FORMAT_VITA49, false },
+	{ "rocev2", GI_FORMAT_ROCEV2, false },
+	{ "hsb", GI_FORMAT_ROCEV2, true }, /* Holoscan Sensor Bridge: rocev2 as HSB sends it */
 };
 
-static int parse_format(const char *list, uint32_t stream, uint32_t *format)
+static int parse_format(const char *list, uint32_t stream, uint32_t *format, bool *hsb)
 {
 	const char *item = list;
 	for (uint32_t i = 0; i < stream; i++) {
@@ -107,6 +109,7 @@ static int parse_format(const char *list, uint32_t stream, uint32_t *format)
 	for (size_t k = 0; k < sizeof(sim_formats) / sizeof(sim_formats[0]); k++)
 		if (strlen(sim_formats[k].name) == len && !strncmp(item, sim_formats[k].name, len)) {
 			*format = sim_formats[k].format;
+			*hsb = sim_formats[k].hsb;
 			return 0;
 		}
 	fprintf(stderr, "gpuingest-sim: --format: '%.*s' is not a format (allowed:", (int)len, item);
@@ -358,7 +361,12 @@ static void parse_args(int argc, char **argv, struct gi_sim_cfg *c)
 		case GI_SIM_OPT_VITA49_DST_PORTS: gi_sim_vita49_option(c, o, optarg); break;
 		case GI_SIM_OPT_ROCEV2_DST_QP:
 		case GI_SIM_OPT_ROCEV2_OPCODE:
-		case GI_SIM_OPT_ROCEV2_BASE_VA: gi_sim_rocev2_option(c, o, optarg); break;
+		case GI_SIM_OPT_ROCEV2_BASE_VA:
+		case GI_SIM_OPT_HSB_FORM:
+		case GI_SIM_OPT_HSB_PAGES:
+		case GI_SIM_OPT_HSB_FIRST_PAGE:
+		case GI_SIM_OPT_HSB_PAGE_BYTES:
+		case GI_SIM_OPT_HSB_BAD_CRC: gi_sim_rocev2_option(c, o, optarg); break;
 		case 'h':
 		case OPT_HELP: usage(stdout); exit(0);
 		case ':': die_usage("%s: missing argument", n);
@@ -555,8 +563,7 @@ static void stream_step(struct gi_sim *sim, struct gi_sim_stream *st)
 	if (!first && !last && r_loss < c->loss) {
 		st->dropped++;
 	} else {
-		if (p.pkt_index == st->ppf - 1)
-			st->last_sent++; /* a frame's last packet, maybe short (--frame-bytes) */
+		st->bytes_unique += gi_sim_plen(st, p.pkt_index); /* the last data packet maybe short */
 		p.dup = !first && r_dup < c->dup;
 		p.dup_delay = (uint8_t)(r_extra & 3);
 		if (!first && r_reorder < c->reorder) {
@@ -654,11 +661,11 @@ static void report(const struct gi_sim *sim)
 		const struct gi_sim_stream *st = &sim->streams[i];
 		uint64_t frames = st->unique ? (st->unique - 1) / st->ppf + 1 : 0;
 		printf("%s{\"stream_id\":%u,\"udp_dst_port\":%u,\"frames\":%llu,\"packets_per_frame\":%u,"
-		       "\"payload_bytes\":%u,\"frame_bytes\":%llu,\"last_sent_unique\":%llu,\"seq_start\":%u,\"frame_start\":%u,\"unique\":%llu,\"dropped\":%llu,"
+		       "\"payload_bytes\":%u,\"frame_bytes\":%llu,\"bytes_unique\":%llu,\"seq_start\":%u,\"frame_start\":%u,\"unique\":%llu,\"dropped\":%llu,"
 		       "\"sent_unique\":%llu,\"duplicated\":%llu,\"duplicated_reordered\":%llu,\"reordered\":%llu,"
 		       "\"malformed\":%llu,\"malformed_by_reason\":{",
 		       i ? "," : "", st->id, st->dst_port, (unsigned long long)frames, st->ppf, st->payload,
-		       (unsigned long long)(st->ppf - 1) * st->payload + st->last, (unsigned long long)st->last_sent,
+		       (unsigned long long)(st->data - 1) * st->payload + st->last, (unsigned long long)st->bytes_unique,
 		       c->seq_start,
 		       c->frame_start, (unsigned long long)st->unique, (unsigned long long)st->dropped,
 		       (unsigned long long)(st->unique - st->dropped), (unsigned long long)st->duplicated,
@@ -714,6 +721,7 @@ int main(int argc, char **argv)
 		if (c->geometry && parse_geometry(c->geometry, i, &st->ppf, &st->payload) < 0)
 			return GI_SIM_EXIT_USAGE;
 		st->last = st->payload;
+		st->data = st->ppf;
 		if (c->frame_bytes) {
 			uint64_t full = (uint64_t)(st->ppf - 1) * st->payload;
 			if (c->frame_bytes <= full || c->frame_bytes > full + st->payload) {
@@ -725,7 +733,7 @@ int main(int argc, char **argv)
 			st->last = (uint32_t)(c->frame_bytes - full);
 		}
 		st->format = GI_FORMAT_UDP_SEQ;
-		if (c->formats && parse_format(c->formats, i, &st->format) < 0)
+		if (c->formats && parse_format(c->formats, i, &st->format, &st->hsb) < 0)
 			return GI_SIM_EXIT_USAGE;
 		if (st->format == GI_FORMAT_CUSTOM && gi_sim_custom_stream(&sim, st, n_custom_streams++) < 0)
 			return GI_SIM_EXIT_USAGE;

@@ -16,12 +16,22 @@ enum {
 	GI_SIM_OPT_ROCEV2_DST_QP = 1200,
 	GI_SIM_OPT_ROCEV2_OPCODE,
 	GI_SIM_OPT_ROCEV2_BASE_VA,
+	GI_SIM_OPT_HSB_FORM,
+	GI_SIM_OPT_HSB_PAGES,
+	GI_SIM_OPT_HSB_FIRST_PAGE,
+	GI_SIM_OPT_HSB_PAGE_BYTES,
+	GI_SIM_OPT_HSB_BAD_CRC,
 };
 
 #define GI_SIM_ROCEV2_OPTIONS                                                  \
 	{ "dst-qp", required_argument, NULL, GI_SIM_OPT_ROCEV2_DST_QP },       \
 	{ "opcode", required_argument, NULL, GI_SIM_OPT_ROCEV2_OPCODE },       \
-	{ "base-va", required_argument, NULL, GI_SIM_OPT_ROCEV2_BASE_VA }
+	{ "base-va", required_argument, NULL, GI_SIM_OPT_ROCEV2_BASE_VA },     \
+	{ "hsb-form", required_argument, NULL, GI_SIM_OPT_HSB_FORM },          \
+	{ "pages", required_argument, NULL, GI_SIM_OPT_HSB_PAGES },            \
+	{ "first-page", required_argument, NULL, GI_SIM_OPT_HSB_FIRST_PAGE },  \
+	{ "page-bytes", required_argument, NULL, GI_SIM_OPT_HSB_PAGE_BYTES },  \
+	{ "bad-crc-every", required_argument, NULL, GI_SIM_OPT_HSB_BAD_CRC }
 
 #define GI_SIM_ROCEV2_USAGE                                                                    \
 	"rocev2 streams (--format rocev2; memif and pcap ports only: the ICRC covers the\n"   \
@@ -36,7 +46,28 @@ enum {
 	"                          daemon's rocev2.base_va)\n"                            \
 	"  PSN = sequence number mod 2^24; payload pattern seed (QP & 0xffff, frame number\n" \
 	"  since --frame-start).  Malformed variants: ip truncated version length\n"         \
-	"  geometry rocev2_icrc rocev2_opcode rocev2_va.\n"
+	"  geometry rocev2_icrc rocev2_opcode rocev2_va.\n"                                   \
+	"Holoscan Sensor Bridge streams (--format hsb): UC RDMA WRITE ONLY (0x2A) placed\n" \
+	"by VA = base-va + page * page-bytes + offset, R_Key 0x1000 + i, PSN +1 per packet\n" \
+	"across frames; the frame's last data packet carries the rest of --frame-bytes;\n"  \
+	"a frame ends with a WRITE ONLY with immediate (0x2B), immediate = PSN << 12 |\n"   \
+	"page, carrying HSB's 128-byte big-endian record (frame number, PTP times, CRC,\n"   \
+	"bytes written).  --payload is HSB's ((MTU - 74) / 128) * 128 (1408 at 1500).\n"   \
+	"  --hsb-form FORM         fpga (default: the record in a packet of its own at\n"  \
+	"                          roundup(frame bytes, 128), 24-bit PSNs, BTH resv 0) or\n" \
+	"                          emulator (HSB's software emulator: the record appended\n" \
+	"                          to the last data packet, zero-padded to 128, 20-bit\n"  \
+	"                          PSNs, BTH resv 0xFF)\n"                                 \
+	"  --pages N               the host's pages, frames go round them (default 2)\n"  \
+	"  --first-page P          the first frame's page (default 1)\n"                  \
+	"  --page-bytes B          VA distance between pages (default roundup(frame\n"    \
+	"                          bytes, 128) + 128, HSB's own page_inc)\n"            \
+	"  --bad-crc-every N       every Nth frame's record carries a wrong frame CRC\n"  \
+	"  Record: frame number (--frame-start + k) & 0xffff, start of frame PTP\n"         \
+	"  (1700000000 + k) s + k us, record time 1 ms later, CRC ~crc32(frame) (zlib),\n" \
+	"  bytes written = frame bytes (k: frames since the first).  Malformed variants:\n" \
+	"  ip truncated version length rocev2_icrc rocev2_opcode rocev2_va rocev2_rkey\n"  \
+	"  rocev2_bounds.\n"
 
 /* Handle one of the options above; exits with a usage error on a bad value. */
 void gi_sim_rocev2_option(struct gi_sim_cfg *c, int opt, const char *arg);

@@ -45,11 +45,13 @@ enum gi_sim_kind {
 	GI_SIM_MAL_ROCEV2_ICRC,   /* rocev2: a wrong ICRC (sim_fmt_rocev2.c) */
 	GI_SIM_MAL_ROCEV2_OPCODE, /* rocev2: an ACK to the stream's QP */
 	GI_SIM_MAL_ROCEV2_VA,     /* rocev2: a WRITE ONLY whose RETH VA is off its PSN's place */
+	GI_SIM_MAL_ROCEV2_RKEY,   /* hsb: a RETH R_Key other than the stream's */
+	GI_SIM_MAL_ROCEV2_BOUNDS, /* hsb: a RETH VA on a page past the host's pages */
 	GI_SIM_MAL__END,
 	GI_SIM_VITA49_CONTEXT = 0x80, /* not malformed: a VRT context packet (sim_fmt_vita49.c) */
 };
 #define GI_SIM_MALFORMED_NAMES { "ip", "truncated", "magic", "version", "length", "index", "geometry", \
-				 "rocev2_icrc", "rocev2_opcode", "rocev2_va" }
+				 "rocev2_icrc", "rocev2_opcode", "rocev2_va", "rocev2_rkey", "rocev2_bounds" }
 /* the variants a udp_seq stream sends (the rest belong to other formats) */
 #define GI_SIM_MAL_UDP_SEQ_KINDS (((1u << (GI_SIM_MAL_GEOMETRY + 1)) - 1) & ~1u)
 
@@ -59,6 +61,13 @@ struct gi_sim_rocev2_cfg {
 	uint32_t opcode;          /* write | write-imm | send | send-imm | ud-send */
 	uint64_t base_va;         /* RETH VA of a frame's byte 0 */
 	bool qp_set, va_set;
+	/* --format hsb */
+	uint32_t hsb_form;        /* 0: the FPGA's (a frame-end packet of its own), 1: the software emulator's */
+	uint32_t pages;           /* the host's pages (default 2) */
+	uint32_t first_page;      /* the first frame's page (default 1: HSB may start there) */
+	bool first_page_set;
+	uint64_t page_bytes;      /* 0: roundup(frame bytes, 128) + 128, as HSB's host sets page_inc */
+	uint32_t bad_crc_every;   /* every Nth frame's record carries a wrong CRC (0: none) */
 };
 
 /* vita49 streams' options (sim_fmt_vita49.c) */
@@ -128,8 +137,13 @@ struct gi_sim_stream {
 	uint16_t dst_port;
 	uint32_t ppf;            /* packets per frame of this stream */
 	uint32_t payload;        /* payload bytes per packet of this stream */
-	uint32_t last;           /* ... of its frames' last packet (--frame-bytes), else payload */
-	uint64_t last_sent;      /* frames' last packets sent (unique: not dropped on purpose) */
+	uint32_t last;           /* ... of its frames' last data packet (--frame-bytes), else payload */
+	uint32_t data;           /* packets of a frame with data: ppf, or ppf - 1 when a frame-end packet
+				  * of its own follows them (hsb, FPGA form) */
+	bool hsb;                /* --format hsb: a Holoscan Sensor Bridge stream (rocev2, sim_fmt_rocev2.c) */
+	uint64_t bytes_unique;   /* payload bytes of the unique packets sent (not dropped on purpose) */
+	uint64_t crc_frame;      /* hsb: the frame whose CRC crc holds, +1 (0: none) */
+	uint32_t crc;
 	uint32_t format;         /* enum gi_format (kernels/format.h) */
 	uint32_t mal_kinds;      /* bit k: malformed variant k fits this format; 0: all of them */
 	const struct gi_sim_custom *custom; /* format custom: the header map (sim_fmt_custom.h) */
@@ -188,10 +202,11 @@ uint32_t gi_sim_build(struct gi_sim *sim, const struct gi_sim_stream *st, const 
 		      bool l2);
 uint32_t gi_sim_frame_cap(const struct gi_sim_cfg *c);
 
-/* Payload bytes of packet `idx` of a frame: the last one may be shorter (--frame-bytes). */
+/* Payload bytes of packet `idx` of a frame: the last data packet may be shorter (--frame-bytes), a
+ * frame-end packet of its own (hsb) carries none. */
 static inline uint32_t gi_sim_plen(const struct gi_sim_stream *st, uint32_t idx)
 {
-	return idx == st->ppf - 1 ? st->last : st->payload;
+	return idx + 1 < st->data ? st->payload : idx + 1 == st->data ? st->last : 0u;
 }
 
 #endif /* GI_SIM_PORT_H */

@@ -115,12 +115,19 @@ static inline void fz_vita49_params(struct fz *z, struct gi_format_params *fp)
 
 static inline void fz_rocev2_params(struct fz *z, struct gi_format_params *fp)
 {
-	struct gi_fmt_rocev2_params rp;
+	struct gi_fmt_rocev2_params rp = { 0 };
 	rp.base_va = fz_u64(z);
 	rp.dst_qp = fz_u32(z) & GI_ROCEV2_QP_MASK;
 	rp.icrc = fz_u8(z) & 1;
 	rp.close_on = fz_u8(z) % 3;
 	rp.frame_bytes = 0; /* whole packets: the stream's geometry is fuzzed apart */
+	rp.placement = fz_u8(z) & 1;
+	rp.page_bytes = 1 + fz_u32(z) % 65536;
+	rp.pages = fz_u8(z) % 5;
+	rp.has_rkey = fz_u8(z) & 1;
+	rp.rkey = fz_u32(z) % 4;
+	rp.profile = rp.placement ? fz_u8(z) & 1 : 0;
+	rp.frame_end = fz_u8(z) & 1;
 	gi_fmt_rocev2_set(fp, &rp);
 }
 

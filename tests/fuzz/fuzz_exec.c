@@ -105,6 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(h, 0, ring_bytes);
 		gi_frame_ring_init(h, slots, packets, payload, (uint64_t)(packets - 1) * payload + last, format, s, "fuzz", 1);
 		*st = (struct gi_stream_rt){ .format = format, .packets = packets, .payload_bytes = payload, .last_bytes = last,
+					     .data_packets = packets,
 					     .window = window, .frame_timeout_ns = timeout_ns, .ring = h };
 		uint16_t port = fz_u16(&z);
 		fz_format_params(&z, &st->fp, format);

@@ -29,6 +29,7 @@ static inline int fz_format_one(uint32_t format, const uint8_t *data, size_t siz
 	st.packets = fz_packets(&z, 4096);
 	st.payload_bytes = fz_payload(&z, 9000);
 	st.last_bytes = fz_payload(&z, st.payload_bytes);
+	st.data_packets = st.packets - (fz_u8(&z) & 1 && st.packets > 1); /* a frame-end packet of its own, or not */
 	fz_format_params(&z, &st.fp, format);
 	st.started = fz_u8(&z) & 1;
 	st.seq_max = fz_u64(&z);

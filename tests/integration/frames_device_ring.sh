@@ -10,12 +10,12 @@ import os, struct, sys
 ppf, pb, n = 8, 256, 4
 align = lambda x, a: (x + a - 1) // a * a
 bw = (ppf + 63) // 64
-payload_off = align(64 + 8 * bw, 64)
+payload_off = align(128 + 8 * bw, 64)  # 128-byte slot headers (frame ring version 2)
 slot_stride = align(payload_off + ppf * pb, 4096)
 hdr = bytearray(320)
 # kernels/frame.h: magic, version, hdr_bytes, n_slots, packets, payload, bitmap words,
 # slot_stride (metadata only), frame_bytes, payload_off, format, stream_index
-struct.pack_into("<IHHIIIIQQQII", hdr, 0, 0x47494652, 1, 320, n, ppf, pb, bw, payload_off, ppf * pb,
+struct.pack_into("<IHHIIIIQQQII", hdr, 0, 0x47494652, 2, 320, n, ppf, pb, bw, payload_off, ppf * pb,
                  payload_off, 1, 0)
 hdr[56:60] = b"cam0"
 # created_ns, payload_in_device, dev_ordinal, dev_slot_stride, dev_ring_bytes

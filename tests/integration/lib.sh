@@ -134,8 +134,10 @@ stop_daemon() {
 }
 
 # start_consumer NAME → consumer JSON in $T/frames-NAME.json
+# GI_FRAMES_ARGS: more gpuingest-frames options (word-split), e.g. --sender
 start_consumer() {
-  "$FRAMES" --shm "/$TAG-$1" --wait 20 --quiet >"$T/frames-$1.json" 2>"$T/frames-$1.log" &
+  # shellcheck disable=SC2086
+  "$FRAMES" --shm "/$TAG-$1" --wait 20 --quiet ${GI_FRAMES_ARGS:-} >"$T/frames-$1.json" 2>"$T/frames-$1.log" &
   PIDS+=("$!")
   CONSUMER_PIDS+=("$!")
 }

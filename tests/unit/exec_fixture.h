@@ -111,7 +111,7 @@ static inline void exf_init(struct exec_fixture *f, const struct exf_conf *c)
 		gi_frame_ring_init(h, c->slots, c->packets, c->payload, (uint64_t)(c->packets - 1) * c->payload + last, fmt, (uint32_t)s, c->names[s] ? c->names[s] : "s",
 				   1);
 		f->st[s] = (struct gi_stream_rt){ .format = fmt, .packets = c->packets, .payload_bytes = c->payload,
-						  .last_bytes = last,
+						  .last_bytes = last, .data_packets = c->packets,
 						  .window = c->window, .frame_timeout_ns = c->frame_timeout_ns, .ring = h };
 		gi_format_params_init(&f->st[s].fp, (enum gi_format)fmt);
 		if (c->stream)
@@ -163,6 +163,7 @@ static inline void exf_twin_config(struct exec_fixture *f)
 		b->packets = a->packets;
 		b->payload_bytes = a->payload_bytes;
 		b->last_bytes = a->last_bytes;
+		b->data_packets = a->data_packets;
 		b->window = a->window;
 		b->frame_timeout_ns = a->frame_timeout_ns;
 		b->fp = a->fp;
@@ -355,7 +356,7 @@ static inline uint64_t accounted(const struct exec_fixture *f)
 {
 	uint64_t a = 0;
 	for (int s = 0; s < f->conf.n_streams; s++)
-		a += f->st[s].c.packets + f->st[s].c.duplicates + f->st[s].c.late;
+		a += f->st[s].c.packets + f->st[s].c.metadata + f->st[s].c.duplicates + f->st[s].c.late;
 	for (int r = 0; r < GI_DROP__COUNT; r++)
 		a += f->ctr.drops[r];
 	return a;

@@ -61,16 +61,25 @@ struct rp {
 	uint64_t seed;    /* payload pattern */
 	uint64_t off;
 	int bad_icrc;
+	/* Holoscan Sensor Bridge's frame end (test_hsb.c): after the payload, zpad zero bytes and the
+	 * 128-byte record at meta; the RETH's R_Key and the immediate (0: 0x1234, and without meta
+	 * 0xfeedf00d) */
+	const uint8_t *meta;
+	uint32_t zpad;
+	uint32_t rkey;
+	uint32_t imm;
 };
 
 static inline uint32_t rp_build(uint8_t *b, const struct rp *p)
 {
 	uint32_t fl = gi_rocev2_opcode_flags(p->opcode);
 	uint32_t l2 = 14 + (p->vlan ? 4u : 0u);
-	uint32_t pad = p->pad >= 0 ? (uint32_t)p->pad : (4 - p->plen % 4) % 4;
+	uint32_t pad = p->pad >= 0 ? (uint32_t)p->pad
+				   : (4 - (p->plen + (p->meta ? p->zpad + GI_HSB_META_BYTES : 0u)) % 4) % 4;
 	/* refused opcodes: lay them out as if they had no extension header */
 	uint32_t hlen = GI_ROCEV2_BTH_LEN + gi_rocev2_ext_len(fl);
-	uint32_t ulen = 8 + hlen + p->plen + pad + GI_ROCEV2_ICRC_LEN;
+	uint32_t body = p->plen + (p->meta ? p->zpad + GI_HSB_META_BYTES : 0u);
+	uint32_t ulen = 8 + hlen + body + pad + GI_ROCEV2_ICRC_LEN;
 	uint8_t *ip = b + l2, *udp = ip + 20, *u = udp + 8;
 
 	memset(b, 0, l2 + 20 + ulen);
@@ -107,15 +116,19 @@ static inline uint32_t rp_build(uint8_t *b, const struct rp *p)
 	}
 	if (fl & GI_ROCEV2_F_RETH) {
 		gi_put_be64(x, p->va);
-		gi_put_be32(x + 8, 0x1234);
-		gi_put_be32(x + 12, p->dma_len ? p->dma_len : p->plen);
+		gi_put_be32(x + 8, p->rkey ? p->rkey : 0x1234);
+		gi_put_be32(x + 12, p->dma_len ? p->dma_len : body);
 		x += GI_ROCEV2_RETH_LEN;
 	}
 	if (fl & GI_ROCEV2_F_IMM) {
-		gi_put_be32(x, 0xfeedf00d);
+		gi_put_be32(x, p->imm || p->meta ? p->imm : 0xfeedf00d);
 		x += GI_ROCEV2_IMM_LEN;
 	}
 	gi_pattern_fill(x, p->seed, p->off, p->plen);
+	if (p->meta) {
+		memset(x + p->plen, 0, p->zpad);
+		memcpy(x + p->plen + p->zpad, p->meta, GI_HSB_META_BYTES);
+	}
 	uint32_t len = l2 + 20 + ulen;
 	uint32_t icrc = gi_rocev2_icrc(b, len, NULL, l2, ulen) ^ (p->bad_icrc ? 1u : 0u);
 	for (int i = 0; i < 4; i++)

@@ -222,7 +222,7 @@ static void custom_stream(struct exec_fixture *f, int s)
 	char err[256];
 	assert_int_equal(gi_sim_custom_parse(specs[s], &cp->cu[s], err, sizeof(err)), 0);
 	cp->sim[s] = (struct gi_sim_stream){ .id = (uint16_t)(10 + s), .dst_port = (uint16_t)(6000 + s), .ppf = PPF,
-					     .payload = PAYLOAD, .last = PAYLOAD, .format = GI_FORMAT_CUSTOM, .custom = &cp->cu[s] };
+					     .payload = PAYLOAD, .last = PAYLOAD, .data = PPF, .format = GI_FORMAT_CUSTOM, .custom = &cp->cu[s] };
 	f->st[s].fp.resync_frames = 1000;
 	gi_fmt_custom_setup(&f->st[s].fp, &cp->cu[s].map);
 	exf_map_port(f, s, (uint16_t)(6000 + s));
@@ -403,7 +403,7 @@ static void test_sim_stream_kinds(void **state)
 {
 	(void)state;
 	struct gi_sim sim;
-	struct gi_sim_stream st = { .id = 1, .ppf = 16, .payload = 100, .last = 100 };
+	struct gi_sim_stream st = { .id = 1, .ppf = 16, .payload = 100, .last = 100, .data = 16 };
 	memset(&sim, 0, sizeof(sim));
 	sim.cfg.custom[0] = "seq=0:4:be,frame=4:1:be,index=5:1:be:0xf0:4";
 	sim.cfg.n_custom = 1;

@@ -504,6 +504,7 @@ static void test_derived_frames_narrow_counter(void **state)
 		st.packets = PPF;
 		st.payload_bytes = PAYLOAD;
 		st.last_bytes = PAYLOAD;
+		st.data_packets = PPF;
 		st.window = WINDOW;
 		gi_format_params_init(&st.fp, GI_FORMAT_VITA49);
 		st.fp.seq_bits = widths[w];

@@ -1,0 +1,325 @@
+/*
+ * test_hsb.c — rocev2 placement by virtual address and Holoscan Sensor
+ * Bridge streams (kernels/fmt_rocev2.h, README "Holoscan Sensor Bridge"):
+ *
+ *  - the parser on hand-built packets: UC RDMA WRITE ONLY (0x2A) placed by
+ *    page and offset, the short last data packet, the frame-end WRITE ONLY
+ *    with immediate (0x2B) as a packet of its own and appended to the last
+ *    data packet, the immediate's page, HSB's big-endian record, and every
+ *    refusal: rkey, bounds (page, offset, a record where it does not
+ *    belong), a runt record;
+ *  - the executor on a stream the daemon joins in the middle of a frame,
+ *    with loss and duplicates, PSNs and the record's 16-bit frame number
+ *    wrapping: serial and phased paths byte-identical (exec_fixture.h),
+ *    the slots' sender records as sent, every packet accounted for
+ *    (placed + metadata + lost == unique sent).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "exec_fixture.h"
+#include "fmtpkt.h"
+#include "kernels/executor.h"
+#include "kernels/fmt_rocev2.h"
+
+#define PAYLOAD 128u
+#define DATA 5u                              /* data packets per frame */
+#define LAST 40u                             /* the last one's bytes */
+#define FRAME_BYTES ((DATA - 1) * PAYLOAD + LAST) /* 552 */
+#define META_OFF 640u                        /* roundup(552, 128): where the record goes */
+#define PAGE (META_OFF + 128u)               /* HSB's page_inc */
+#define PAGES 3u
+#define BASE 0x10000ull
+#define RKEY 0x2au
+#define QP 0x105u
+#define PKT_MAX 2048
+
+static struct gi_format_params params(uint32_t frame_end, uint32_t has_rkey)
+{
+	struct gi_format_params fp;
+	struct gi_fmt_rocev2_params rp = {
+		.base_va = BASE, .frame_bytes = FRAME_BYTES, .page_bytes = PAGE, .pages = PAGES, .rkey = RKEY,
+		.has_rkey = has_rkey, .dst_qp = QP, .icrc = GI_ROCEV2_ICRC_VERIFY, .close_on = GI_ROCEV2_CLOSE_IMM,
+		.placement = GI_ROCEV2_PLACE_VA, .profile = GI_ROCEV2_PROFILE_HSB, .frame_end = frame_end,
+	};
+	gi_format_params_init(&fp, GI_FORMAT_ROCEV2);
+	gi_fmt_rocev2_set(&fp, &rp);
+	return fp;
+}
+
+/* HSB's record: frame number fn, start of frame sof_s.sof_ns, crc, bytes written. */
+static void record(uint8_t m[128], uint32_t psn, uint32_t fn, uint64_t sof_s, uint32_t sof_ns, uint32_t crc)
+{
+	memset(m, 0, 128);
+	gi_put_be32(m + GI_HSB_META_FLAGS, 1);
+	gi_put_be32(m + GI_HSB_META_PSN, psn);
+	gi_put_be32(m + GI_HSB_META_CRC, crc);
+	gi_put_be64(m + GI_HSB_META_SOF_S, sof_s);
+	gi_put_be32(m + GI_HSB_META_SOF_NS, sof_ns);
+	gi_put_be64(m + GI_HSB_META_BYTES_WRITTEN, FRAME_BYTES);
+	gi_put_be32(m + GI_HSB_META_FRAME, fn);
+	gi_put_be64(m + GI_HSB_META_META_S, sof_s + 1);
+	gi_put_be32(m + GI_HSB_META_META_NS, 7);
+}
+
+/* Packet idx of frame k on `page`, as HSB's FPGA sends it (embedded: as its emulator does). */
+static uint32_t hsb_pkt(uint8_t *b, uint32_t idx, uint64_t k, uint32_t page, uint32_t psn, int embedded)
+{
+	static uint8_t m[128];
+	uint32_t meta = embedded ? idx == DATA - 1 : idx == DATA;
+	struct rp p = { .opcode = (uint8_t)(GI_ROCEV2_UC | (meta ? GI_ROCEV2_WRITE_ONLY_IMM : GI_ROCEV2_WRITE_ONLY)),
+			.qp = QP, .psn = psn & 0xffffff, .plen = idx + 1 < DATA ? PAYLOAD : idx + 1 == DATA ? LAST : 0,
+			.va = BASE + (uint64_t)page * PAGE + (idx < DATA ? idx * PAYLOAD : META_OFF), .pad = -1,
+			.seed = gi_pattern_seed(QP & 0xffff, (uint32_t)k), .off = (uint64_t)idx * PAYLOAD, .rkey = RKEY,
+			.imm = (psn & 0xfffffu) << 12 | page };
+	if (meta) {
+		record(m, psn, (uint32_t)((65533 + k) & 0xffff), 1700000000ull + k, (uint32_t)k * 3, 0xc0ffee00u + (uint32_t)k);
+		p.meta = m;
+		p.zpad = embedded ? META_OFF - (DATA - 1) * PAYLOAD - LAST : 0;
+	}
+	return rp_build(b, &p);
+}
+
+static int parse(const struct gi_format_params *fp, const uint8_t *b, uint32_t len, struct gi_pkt_info *pi)
+{
+	struct gi_l4 l4;
+	assert_int_equal(gi_parse_l4(b, len, len, &l4), GI_L4_OK);
+	return gi_fmt_rocev2_parse(fp, b, len, NULL, &l4, DATA + 1, PAYLOAD, 1, pi);
+}
+
+/* ---- the parser ---- */
+
+static void test_write_only_by_va(void **state)
+{
+	(void)state;
+	struct gi_format_params fp = params(GI_ROCEV2_END_PACKET, 1);
+	uint8_t b[PKT_MAX];
+	struct gi_pkt_info pi;
+
+	/* data on page 1 at offset 2 x 128; the short last one */
+	assert_int_equal(parse(&fp, b, hsb_pkt(b, 2, 0, 1, 100, 0), &pi), 0);
+	assert_int_equal(pi.has_offset, 1);
+	assert_int_equal(pi.byte_off, 2 * PAYLOAD);
+	assert_int_equal(pi.payload_len, PAYLOAD);
+	assert_int_equal(pi.meta, 0);
+	assert_int_equal(pi.seq, 100);
+	assert_int_equal(pi.closes_frame, 0);
+	assert_int_equal(parse(&fp, b, hsb_pkt(b, DATA - 1, 0, 2, 101, 0), &pi), 0);
+	assert_int_equal(pi.byte_off, (DATA - 1) * PAYLOAD);
+	assert_int_equal(pi.payload_len, LAST);
+
+	/* the record in a packet of its own: no data, the frame's last index, the record's fields */
+	assert_int_equal(parse(&fp, b, hsb_pkt(b, DATA, 9, 1, 0xabcde5, 0), &pi), 0);
+	assert_int_equal(pi.meta, 1);
+	assert_int_equal(pi.payload_len, 0);
+	assert_int_equal(pi.meta_rel, 0);
+	assert_int_equal(pi.byte_off, DATA * PAYLOAD); /* index DATA of DATA + 1 */
+	assert_int_equal(pi.frame, (65533 + 9) & 0xffff);
+	assert_int_equal(pi.timestamp, (1700000000ull + 9) * 1000000000ull + 27);
+	assert_int_equal(pi.closes_frame, 1);
+	assert_int_equal(pi.seq, 0xabcde5);
+
+	/* the emulator's form under frame_end embedded: data, zero pad to 640, the record */
+	struct gi_format_params fe = params(GI_ROCEV2_END_EMBEDDED, 1);
+	assert_int_equal(parse(&fe, b, hsb_pkt(b, DATA - 1, 3, 0, 7, 1), &pi), 0);
+	assert_int_equal(pi.meta, 1);
+	assert_int_equal(pi.byte_off, (DATA - 1) * PAYLOAD);
+	assert_int_equal(pi.payload_len, LAST); /* not the pad */
+	assert_int_equal(pi.meta_rel, META_OFF - (DATA - 1) * PAYLOAD);
+	assert_int_equal(pi.frame, (65533 + 3) & 0xffff);
+
+	/* and the record the parsed packet carries, stored the way phase 3 does */
+	struct gi_l4 l4;
+	uint32_t len = hsb_pkt(b, DATA - 1, 3, 0, 7, 1);
+	assert_int_equal(gi_parse_l4(b, len, len, &l4), GI_L4_OK);
+	assert_int_equal(gi_fmt_rocev2_parse(&fe, b, len, NULL, &l4, DATA, PAYLOAD, 1, &pi), 0);
+	struct gi_frame_slot s;
+	memset(&s, 0, sizeof(s));
+	gi_frame_sender_store(&s, b, len, NULL, l4.payload_off + pi.payload_off + pi.meta_rel);
+	assert_int_equal(s.sender.kind, GI_SENDER_HSB);
+	assert_int_equal(s.sender.flags, 1);
+	assert_int_equal(s.sender.psn, 7);
+	assert_int_equal(s.sender.crc, 0xc0ffee03u);
+	assert_int_equal(s.sender.bytes_written, FRAME_BYTES);
+	assert_int_equal(s.sender.sof_ns, 1700000003ull * 1000000000ull + 9);
+	assert_int_equal(s.sender.meta_ns, 1700000004ull * 1000000000ull + 7);
+
+	/* the record split across buffer-split segments reads the same */
+	for (uint32_t cut = 60; cut < len; cut += 37) {
+		uint8_t seg0[PKT_MAX], seg1[PKT_MAX];
+		memcpy(seg0, b, cut);
+		memcpy(seg1, b + cut, len - cut);
+		struct gi_frame_slot t;
+		memset(&t, 0, sizeof(t));
+		gi_frame_sender_store(&t, seg0, cut, seg1, l4.payload_off + pi.payload_off + pi.meta_rel);
+		assert_memory_equal(&t.sender, &s.sender, sizeof(s.sender));
+	}
+}
+
+static void test_refusals(void **state)
+{
+	(void)state;
+	struct gi_format_params fp = params(GI_ROCEV2_END_PACKET, 1);
+	struct gi_format_params fe = params(GI_ROCEV2_END_EMBEDDED, 1);
+	struct gi_format_params any = params(GI_ROCEV2_END_PACKET, 0);
+	uint8_t b[PKT_MAX];
+	struct gi_pkt_info pi;
+	uint8_t m[128];
+
+	record(m, 1, 2, 3, 4, 5);
+	/* another R_Key; without rocev2.rkey any goes */
+	struct rp p = { .opcode = GI_ROCEV2_UC | GI_ROCEV2_WRITE_ONLY, .qp = QP, .psn = 1, .plen = PAYLOAD,
+			.va = BASE + PAGE, .pad = -1, .rkey = RKEY + 1 };
+	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), GI_DROP_ROCEV2_RKEY);
+	assert_int_equal(parse(&any, b, rp_build(b, &p), &pi), 0);
+	p.rkey = RKEY;
+	/* a page past rocev2.pages, a VA below base_va */
+	p.va = BASE + PAGES * PAGE;
+	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), GI_DROP_ROCEV2_BOUNDS);
+	p.va = BASE - 1;
+	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), GI_DROP_ROCEV2_BOUNDS);
+	/* past the frame's end inside its page: a full packet where the short one goes */
+	p.va = BASE + (DATA - 1) * PAYLOAD;
+	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), GI_DROP_ROCEV2_BOUNDS);
+	p.plen = LAST;
+	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), 0);
+	/* a VA off its place parses (bounds hold); the PSN check refuses it once the stream runs */
+	p.va = BASE + PAYLOAD + 1;
+	p.plen = PAYLOAD;
+	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), 0);
+	assert_int_equal(gi_fmt_rocev2_check_va(&fp, &pi, 1, 0, 0, DATA + 1, PAYLOAD), GI_DROP_ROCEV2_VA);
+	pi.byte_off = PAYLOAD;
+	assert_int_equal(gi_fmt_rocev2_check_va(&fp, &pi, 1, 0, 0, DATA + 1, PAYLOAD), 0); /* PSN 1: index 1 */
+
+	/* records: the immediate's page must be the VA's */
+	struct rp r = { .opcode = GI_ROCEV2_UC | GI_ROCEV2_WRITE_ONLY_IMM, .qp = QP, .psn = 5, .plen = 0,
+			.va = BASE + PAGE + META_OFF, .pad = -1, .rkey = RKEY, .meta = m, .imm = 5u << 12 | 1u };
+	assert_int_equal(parse(&fp, b, rp_build(b, &r), &pi), 0);
+	r.imm = 5u << 12 | 2u;
+	assert_int_equal(parse(&fp, b, rp_build(b, &r), &pi), GI_DROP_ROCEV2_VA);
+	r.imm = 5u << 12 | 1u;
+	/* a record of its own anywhere but roundup(frame bytes, 128), or where the stream expects it appended */
+	r.va -= 128;
+	assert_int_equal(parse(&fp, b, rp_build(b, &r), &pi), GI_DROP_ROCEV2_BOUNDS);
+	r.va += 128;
+	assert_int_equal(parse(&fe, b, rp_build(b, &r), &pi), GI_DROP_ROCEV2_BOUNDS);
+	/* an appended record where the stream expects one of its own, or with data past the pad */
+	r.va = BASE + PAGE + (DATA - 1) * PAYLOAD;
+	r.plen = LAST;
+	r.zpad = META_OFF - (DATA - 1) * PAYLOAD - LAST;
+	assert_int_equal(parse(&fp, b, rp_build(b, &r), &pi), GI_DROP_ROCEV2_BOUNDS);
+	assert_int_equal(parse(&fe, b, rp_build(b, &r), &pi), 0);
+	r.zpad += 128;
+	assert_int_equal(parse(&fe, b, rp_build(b, &r), &pi), GI_DROP_ROCEV2_BOUNDS);
+	/* a WRITE with immediate too short to hold a record */
+	struct rp runt = { .opcode = GI_ROCEV2_UC | GI_ROCEV2_WRITE_ONLY_IMM, .qp = QP, .psn = 5, .plen = 64,
+			   .va = BASE + PAGE + META_OFF, .pad = -1, .rkey = RKEY, .imm = 5u << 12 | 1u };
+	assert_int_equal(parse(&fp, b, rp_build(b, &runt), &pi), GI_DROP_MALFORMED_LENGTH);
+}
+
+/* ---- through the executor ---- */
+
+static void hsb_stream(struct exec_fixture *f, int s)
+{
+	struct gi_stream_rt *st = &f->st[s];
+	st->fp = params(GI_ROCEV2_END_PACKET, 1);
+	st->fp.resync_frames = 1000;
+	st->data_packets = DATA; /* the slot's last bit is the record's packet */
+	st->last_bytes = LAST;
+	st->ring->frame_bytes = FRAME_BYTES;
+	exf_map_port(f, s, GI_ROCEV2_UDP_PORT);
+}
+
+static const struct exf_conf hsb_conf = {
+	.format = GI_FORMAT_ROCEV2, .n_streams = 1, .packets = DATA + 1, .payload = PAYLOAD, .window = 3, .slots = 6,
+	.maxb = 32, .stream = hsb_stream,
+};
+
+static uint64_t rng;
+static uint32_t rnd(void)
+{
+	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(rng >> 33);
+}
+
+static void test_stream_joined_mid_frame(void **state)
+{
+	(void)state;
+	enum { FRAMES = 300, FIRST = 3 }; /* the daemon's first packet: frame 0's index 3 */
+	for (int seed = 1; seed <= 4; seed++) {
+		struct exec_fixture *f = exf_new(&hsb_conf);
+		f->twin_gpu_form = seed % 2;
+		uint8_t b[PKT_MAX];
+		uint64_t unique = 0, lost_on_purpose = 0, dups = 0, meta_sent = 0;
+		uint32_t psn0 = 0xffffff - 700; /* PSNs wrap at 2^24 during the run */
+		rng = (uint64_t)seed;
+		for (uint64_t k = 0; k < FRAMES; k++) {
+			for (uint32_t idx = 0; idx <= DATA; idx++) {
+				uint64_t n = k * (DATA + 1) + idx;
+				if (n < FIRST)
+					continue; /* before the daemon joined: never seen, never counted */
+				unique++;
+				int lose = n > FIRST && k + 1 < FRAMES && rnd() % 100 < 3;
+				if (lose) {
+					lost_on_purpose++;
+					continue;
+				}
+				meta_sent += idx == DATA;
+				uint32_t len = hsb_pkt(b, idx, k, (uint32_t)((1 + k) % PAGES), psn0 + (uint32_t)n, 0);
+				queue_raw(f, b, len);
+				if (rnd() % 100 < 3) {
+					queue_raw(f, b, len);
+					dups++;
+				}
+				if (f->n >= 1 + rnd() % 32)
+					flush_batch(f);
+			}
+		}
+		if (f->n)
+			flush_batch(f);
+		exf_flush(f, 0, f->now);
+		const struct gi_stream_rt *st = &f->st[0];
+		/* frame 0 began at index 3: the first three were never sent to us, the rest lost on purpose */
+		assert_int_equal(f->ctr.drops[GI_DROP_ROCEV2_VA], 0);
+		assert_int_equal(st->c.packets + st->c.metadata + st->c.lost, unique + FIRST);
+		assert_int_equal(st->c.lost, lost_on_purpose + FIRST);
+		assert_int_equal(st->c.duplicates + st->c.late, dups);
+		assert_int_equal(st->c.metadata, meta_sent);
+		assert_true(st->c.frames[GI_FRAMES_COMPLETE] > FRAMES * 3 / 4);
+		assert_int_equal(accounted(f), f->fed);
+		/* the records of the complete frames still in the ring: as sent, frame numbers past 65535 */
+		uint32_t seen = 0;
+		for (uint64_t fr = st->next_pub - 5; fr < st->next_pub; fr++) {
+			struct gi_frame_slot *s = gi_frame_slot_at(st->ring, fr);
+			uint64_t k = fr - st->frame_base;
+			if (s->state != GI_FRAME_COMPLETE)
+				continue;
+			seen++;
+			assert_int_equal(s->sender.kind, GI_SENDER_HSB);
+			assert_int_equal(s->sender.frame_number, 65533 + k);
+			assert_int_equal(s->sender.crc, 0xc0ffee00u + (uint32_t)k);
+			assert_int_equal(s->first_ts_ns, (1700000000ull + k) * 1000000000ull + k * 3);
+			assert_int_equal(s->sender.sof_ns, s->first_ts_ns);
+			assert_int_equal(s->expected, DATA + 1);
+			assert_int_equal(gi_pattern_mismatches(gi_frame_payload(st->ring, s),
+							       gi_pattern_seed(QP & 0xffff, (uint32_t)k), 0, FRAME_BYTES), 0);
+		}
+		assert_true(seen > 0);
+		exf_free(f);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_write_only_by_va),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_stream_joined_mid_frame),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
