@@ -397,6 +397,7 @@ static const struct gi_key rocev2_keys[] = {
 	K_ENUM("profile", struct gi_cfg_rocev2, profile, rocev2_profiles, GI_ROCEV2_PROFILE_NONE, 0),
 	K_ENUM("frame_end", struct gi_cfg_rocev2, frame_end, rocev2_frame_ends, GI_ROCEV2_END_PACKET, 0),
 	K_INT("psn_bits", struct gi_cfg_rocev2, psn_bits, 2, 24, 24, 0),
+	K_ENUM("frame_crc", struct gi_cfg_rocev2, frame_crc, rocev2_icrc_modes, GI_ROCEV2_ICRC_IGNORE, 0),
 	K_END,
 };
 static const struct gi_section rocev2_sec = { rocev2_keys, 0 };
@@ -1335,6 +1336,9 @@ static void check_rocev2_va(struct gi_ctx *c, struct gi_cfg_stream *s, uint32_t 
 	if (!hsb) {
 		if (node_at(c, "streams[%u].rocev2.frame_end", i) != node_at(c, "streams[%u].rocev2", i))
 			err_rocev2(c, i, "rocev2.frame_end", "only with rocev2.profile: hsb (allowed: remove it)");
+		if (r->frame_crc == GI_ROCEV2_ICRC_VERIFY)
+			err_rocev2(c, i, "rocev2.frame_crc", "verify needs the sender's CRC: only with rocev2.profile: hsb "
+				   "(allowed: ignore)");
 		return;
 	}
 	if (r->close_on != GI_ROCEV2_CLOSE_IMM)

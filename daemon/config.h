@@ -121,6 +121,7 @@ struct gi_cfg_rocev2 {
 	int profile;                 /* enum gi_rocev2_profile: none (default) | hsb */
 	int frame_end;               /* enum gi_rocev2_frame_end (profile hsb): packet (default) | embedded */
 	uint32_t psn_bits;           /* PSN width [2, 24], default 24 (HSB's software emulator: 20) */
+	int frame_crc;               /* profile hsb: verify | ignore (default): check frames against the record */
 };
 
 struct gi_cfg_stream {

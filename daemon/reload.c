@@ -88,7 +88,7 @@ void gi_stream_rt_configure(struct gi_stream_rt *st, const struct gi_cfg_stream 
 			.pages = r->pages, .rkey = (uint32_t)(r->rkey < 0 ? 0 : r->rkey), .has_rkey = r->rkey >= 0,
 			.dst_qp = cs->rocev2_dst_qp, .icrc = (uint32_t)r->icrc, .close_on = (uint32_t)r->close_on,
 			.placement = (uint32_t)r->placement, .profile = (uint32_t)r->profile,
-			.frame_end = (uint32_t)r->frame_end,
+			.frame_end = (uint32_t)r->frame_end, .frame_crc = r->frame_crc == GI_ROCEV2_ICRC_VERIFY,
 		};
 		gi_fmt_rocev2_set(&st->fp, &rp);
 		st->fp.seq_bits = r->psn_bits;
@@ -132,7 +132,8 @@ static bool stream_same_ring(const struct gi_cfg_stream *a, const struct gi_cfg_
 	       a->rocev2.close_on == b->rocev2.close_on && a->rocev2.placement == b->rocev2.placement &&
 	       a->rocev2.page_bytes == b->rocev2.page_bytes && a->rocev2.pages == b->rocev2.pages &&
 	       a->rocev2.rkey == b->rocev2.rkey && a->rocev2.profile == b->rocev2.profile &&
-	       a->rocev2.frame_end == b->rocev2.frame_end && a->rocev2.psn_bits == b->rocev2.psn_bits;
+	       a->rocev2.frame_end == b->rocev2.frame_end && a->rocev2.psn_bits == b->rocev2.psn_bits &&
+	       a->rocev2.frame_crc == b->rocev2.frame_crc;
 }
 
 static bool stream_same_live(const struct gi_cfg_stream *a, const struct gi_cfg_stream *b)

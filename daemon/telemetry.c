@@ -99,6 +99,7 @@ AT(st_metadata, s->streams[i].c.metadata)
 AT(st_complete, s->streams[i].c.frames[GI_FRAMES_COMPLETE])
 AT(st_partial, s->streams[i].c.frames[GI_FRAMES_PARTIAL])
 AT(st_timed_out, s->streams[i].c.frames[GI_FRAMES_TIMED_OUT])
+AT(st_corrupt, s->streams[i].c.frames[GI_FRAMES_CORRUPT])
 AT(st_lat_sum, s->streams[i].frame_latency.sum_ns)
 #undef AT
 
@@ -224,6 +225,7 @@ static int streams_fill(const struct gi_metrics_snapshot *s, const char *only, s
 			rte_tel_data_add_dict_u64(d, "frames_complete", c->frames[GI_FRAMES_COMPLETE]);
 			rte_tel_data_add_dict_u64(d, "frames_partial", c->frames[GI_FRAMES_PARTIAL]);
 			rte_tel_data_add_dict_u64(d, "frames_timed_out", c->frames[GI_FRAMES_TIMED_OUT]);
+			rte_tel_data_add_dict_u64(d, "frames_corrupt", c->frames[GI_FRAMES_CORRUPT]);
 			return histogram(d, "frame_latency", &s->streams[i].frame_latency) ? -ENOMEM : 0;
 		}
 		return -ENOENT; /* the client sees null */
@@ -245,6 +247,7 @@ static int streams_fill(const struct gi_metrics_snapshot *s, const char *only, s
 	rc |= u64_array(d, "frames_complete", s, s->n_streams, st_complete);
 	rc |= u64_array(d, "frames_partial", s, s->n_streams, st_partial);
 	rc |= u64_array(d, "frames_timed_out", s, s->n_streams, st_timed_out);
+	rc |= u64_array(d, "frames_corrupt", s, s->n_streams, st_corrupt);
 	rc |= u64_array(d, "frame_latency_count", s, s->n_streams, st_lat_count);
 	rc |= u64_array(d, "frame_latency_sum_ns", s, s->n_streams, st_lat_sum);
 	return rc ? -ENOMEM : 0;

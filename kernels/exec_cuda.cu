@@ -256,7 +256,15 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 		__syncthreads();
 		gi_phase_place(ctx, stg, cr.max_pkts, cr.split, h, warp * per_warp + lane / grp.lanes, nwarps * per_warp,
 			       lane % grp.lanes, grp.lanes);
-		__syncthreads(); /* every payload store before any commit's release */
+		__syncthreads(); /* every payload store before any commit's release (and any frame CRC) */
+		/* frames checked against their sender's CRC (rocev2.frame_crc): the whole CTA on each */
+		for (uint32_t k = 0; k < grp.n_streams; k++) {
+			struct gi_stream_rt *st = &ctx->streams[a.group_streams[grp.first_stream + k]];
+			if (st->defer && st->pend_n && gi_stream_verifies(st)) {
+				gi_stream_pending_pass(st, 2, tid, nt, tab);
+				__syncthreads();
+			}
+		}
 		for (uint32_t k = tid; k < grp.n_streams; k += nt)
 			gi_stream_make_visible(&ctx->streams[a.group_streams[grp.first_stream + k]]);
 		if (!__syncthreads_or(h->more != 0))

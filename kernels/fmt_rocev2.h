@@ -140,7 +140,7 @@ enum gi_rocev2_close_on {
 /*
  * The stream's rocev2 parameters, packed into gi_format_params.fmt word by
  * word (fmt[0] base_va, fmt[1] dst_qp | icrc << 32, fmt[2] close_on |
- * placement << 8 | profile << 16 | frame_end << 24 | has_rkey << 32,
+ * placement << 8 | profile << 16 | frame_end << 24 | has_rkey << 32 | frame_crc << 40,
  * fmt[3] frame_bytes, fmt[4] page_bytes, fmt[5] pages | rkey << 32): no
  * type punning of the uint64_t array, the same on host and device.
  */
@@ -157,6 +157,7 @@ struct gi_fmt_rocev2_params {
 	uint32_t placement;   /* enum gi_rocev2_placement */
 	uint32_t profile;     /* enum gi_rocev2_profile */
 	uint32_t frame_end;   /* enum gi_rocev2_frame_end (profile hsb) */
+	uint32_t frame_crc;   /* profile hsb: check each complete frame against the record's CRC and bytes written */
 };
 #define GI_FMT_ROCEV2_WORDS 6u
 GI_STATIC_ASSERT(GI_FMT_ROCEV2_WORDS <= sizeof(((struct gi_format_params *)0)->fmt) / sizeof(uint64_t),
@@ -173,6 +174,7 @@ GI_HD static inline struct gi_fmt_rocev2_params gi_fmt_rocev2(const struct gi_fo
 	p.profile = (uint32_t)(fp->fmt[2] >> 16) & 0xffu;
 	p.frame_end = (uint32_t)(fp->fmt[2] >> 24) & 0xffu;
 	p.has_rkey = (uint32_t)(fp->fmt[2] >> 32) & 1u;
+	p.frame_crc = (uint32_t)(fp->fmt[2] >> 40) & 1u;
 	p.frame_bytes = fp->fmt[3];
 	p.page_bytes = fp->fmt[4];
 	p.pages = (uint32_t)fp->fmt[5];
@@ -186,7 +188,7 @@ static inline void gi_fmt_rocev2_set(struct gi_format_params *fp, const struct g
 	fp->fmt[1] = (uint64_t)p->dst_qp | ((uint64_t)p->icrc << 32);
 	fp->fmt[2] = (uint64_t)(p->close_on & 0xffu) | (uint64_t)(p->placement & 0xffu) << 8 |
 		     (uint64_t)(p->profile & 0xffu) << 16 | (uint64_t)(p->frame_end & 0xffu) << 24 |
-		     (uint64_t)(p->has_rkey & 1u) << 32;
+		     (uint64_t)(p->has_rkey & 1u) << 32 | (uint64_t)(p->frame_crc & 1u) << 40;
 	fp->fmt[3] = p->frame_bytes;
 	fp->fmt[4] = p->page_bytes;
 	fp->fmt[5] = (uint64_t)p->pages | (uint64_t)p->rkey << 32;
@@ -354,6 +356,62 @@ GI_HD static inline uint32_t gi_crc32_run8(uint32_t c, const uint32_t *t8, const
 	for (; n; n--, p++)
 		c = t8[(c ^ *p) & 0xffu] ^ (c >> 8);
 	return c;
+}
+
+/*
+ * CRC-32 arithmetic in GF(2) for pieces computed apart (a frame's CRC
+ * summed over workers): the register is a polynomial over GF(2) in the
+ * reflected bit order, bit 31 the x^0 term.  gi_crc32_mulmod() multiplies
+ * two of them modulo the CRC polynomial; gi_crc32_shift(c, n) is what the
+ * register c becomes after n zero bytes, c * x^(8n) mod P.  Since the CRC
+ * is linear, the register over A || B from r is
+ *     shift(reg(r, A), |B|) ^ reg(0, B)
+ * so slices computed from 0 and shifted by the bytes after them XOR into
+ * the whole (gi_frame_verify_part).
+ */
+#define GI_CRC32_POLY_REFLECTED 0xedb88320u
+
+GI_HD static inline uint32_t gi_crc32_mulmod(uint32_t a, uint32_t b)
+{
+	uint32_t prod = 0;
+	for (uint32_t bit = 0x80000000u; bit; bit >>= 1) { /* a's terms x^0, x^1, ... */
+		if (a & bit)
+			prod ^= b;
+		b = b & 1u ? (b >> 1) ^ GI_CRC32_POLY_REFLECTED : b >> 1; /* b * x */
+	}
+	return prod;
+}
+
+GI_HD static inline uint32_t gi_crc32_shift(uint32_t c, uint64_t nbytes)
+{
+	uint32_t sq = 0x00800000u; /* x^8: one zero byte */
+	for (; nbytes; nbytes >>= 1) {
+		if (nbytes & 1u)
+			c = gi_crc32_mulmod(c, sq);
+		sq = gi_crc32_mulmod(sq, sq); /* x^(8 * 2^k) */
+	}
+	return c;
+}
+
+#if !defined(__CUDA_ARCH__)
+/* The register `reg` continued over n bytes, as fast as the host can (kernels/crc_host.c: ISA-L or zlib). */
+uint32_t gi_crc32_host(uint32_t reg, const uint8_t *p, uint64_t n);
+const char *gi_crc32_host_impl(void); /* "isa-l" or "zlib" */
+#endif
+
+/* The register `reg` continued over n contiguous bytes: t8 (slice-by-8 tables) on the GPU when given. */
+GI_HD static inline uint32_t gi_crc32_bytes(uint32_t reg, const uint8_t *p, uint64_t n, const uint32_t *t8)
+{
+#if defined(__CUDA_ARCH__)
+	if (t8)
+		return gi_crc32_run8(reg, t8, p, (uint32_t)n);
+	for (uint64_t i = 0; i < n; i++)
+		reg = gi_crc32_step(reg, p[i]);
+	return reg;
+#else
+	(void)t8;
+	return gi_crc32_host(reg, p, n);
+#endif
 }
 
 /*

@@ -47,6 +47,8 @@ enum gi_frame_state {
 	GI_FRAME_COMPLETE = 2,
 	GI_FRAME_PARTIAL = 3,   /* pushed out of the reorder window, or flushed at shutdown */
 	GI_FRAME_TIMED_OUT = 4, /* partial because no packet came for frame_timeout */
+	GI_FRAME_CORRUPT = 5,   /* every packet arrived, but the sender's record disagrees with the frame
+				 * (rocev2.frame_crc: verify): its CRC, or the bytes it says it wrote */
 };
 
 struct gi_frame_ring_hdr {
@@ -100,6 +102,7 @@ enum gi_frame_crc_state {
 	GI_CRC_UNCHECKED = 0,
 	GI_CRC_OK = 1,
 	GI_CRC_MISMATCH = 2,
+	GI_CRC_PARTIAL = 3, /* the executor's workers are summing it (crc_acc) */
 };
 
 struct gi_frame_sender {
@@ -111,8 +114,9 @@ struct gi_frame_sender {
 	uint64_t meta_ns;       /* when the sender emitted the record, PTP */
 	uint32_t crc;           /* HSB: ~crc32(frame), zlib's definition */
 	uint32_t psn;           /* the PSN the record carries */
-	uint32_t crc_state;     /* enum gi_frame_crc_state */
-	uint32_t pad[3];
+	uint32_t crc_state;     /* enum gi_frame_crc_state: the daemon's check of crc (rocev2.frame_crc) */
+	uint32_t crc_acc;       /* the executor's scratch while it checks */
+	uint32_t pad[2];
 };
 GI_STATIC_ASSERT(sizeof(struct gi_frame_sender) == 64, "sender record ABI");
 

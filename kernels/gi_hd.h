@@ -102,10 +102,12 @@
 #define GI_ATOMIC_ADD_U32(p, v) atomicAdd((unsigned int *)(p), (unsigned int)(v))
 #define GI_ATOMIC_ADD_U64(p, v) atomicAdd((unsigned long long *)(p), (unsigned long long)(v))
 #define GI_ATOMIC_OR_U64(p, v) atomicOr((unsigned long long *)(p), (unsigned long long)(v))
+#define GI_ATOMIC_XOR_U32(p, v) atomicXor((unsigned int *)(p), (unsigned int)(v))
 #else
 #define GI_ATOMIC_ADD_U32(p, v) __atomic_fetch_add((uint32_t *)(p), (uint32_t)(v), __ATOMIC_RELAXED)
 #define GI_ATOMIC_ADD_U64(p, v) __atomic_fetch_add((uint64_t *)(p), (uint64_t)(v), __ATOMIC_RELAXED)
 #define GI_ATOMIC_OR_U64(p, v) __atomic_fetch_or((uint64_t *)(p), (uint64_t)(v), __ATOMIC_RELAXED)
+#define GI_ATOMIC_XOR_U32(p, v) __atomic_fetch_xor((uint32_t *)(p), (uint32_t)(v), __ATOMIC_RELAXED)
 #endif
 
 /* High 64 bits of a 64 x 64-bit product. */

@@ -54,9 +54,10 @@ enum gi_frame_count {
 	GI_FRAMES_COMPLETE = 0,
 	GI_FRAMES_PARTIAL,
 	GI_FRAMES_TIMED_OUT,
+	GI_FRAMES_CORRUPT,   /* complete, but the sender's record disagrees (rocev2.frame_crc: verify) */
 	GI_FRAMES__COUNT
 };
-#define GI_FRAME_COUNT_NAMES { "complete", "partial", "timed_out" }
+#define GI_FRAME_COUNT_NAMES { "complete", "partial", "timed_out", "corrupt" }
 
 struct gi_stream_counters {
 	uint64_t packets;    /* placed, unique */
@@ -295,9 +296,81 @@ GI_HD static inline void gi_mirror_copy(struct gi_stream_rt *st, const struct gi
 		mbm[w] = bm[w];
 }
 
+/* ---- the sender's frame CRC (rocev2.frame_crc: verify) ---------------------------- */
+
+/* Does the stream check its frames against the sender's record (rocev2.frame_crc: verify)? */
+GI_HD static inline int gi_stream_verifies(const struct gi_stream_rt *st)
+{
+	return st->format == GI_FORMAT_ROCEV2 && ((st->fp.fmt[2] >> 40) & 1u);
+}
+
+/* Does final frame s get checked against its sender record, and is it not yet? */
+GI_HD static inline int gi_frame_verify_wanted(const struct gi_stream_rt *st, const struct gi_frame_slot *s)
+{
+	return gi_stream_verifies(st) && s->state == GI_FRAME_COMPLETE &&
+	       s->sender.kind == GI_SENDER_HSB && (s->sender.crc_state == GI_CRC_UNCHECKED ||
+						    s->sender.crc_state == GI_CRC_PARTIAL);
+}
+
+GI_HD static inline uint64_t gi_stream_frame_bytes(const struct gi_stream_rt *st)
+{
+	return (uint64_t)(st->data_packets - 1) * st->payload_bytes + st->last_bytes;
+}
+
+/*
+ * Worker w of nw: its slice of frame s's bytes, the register from 0 over
+ * it shifted past the bytes after it, XORed into crc_acc (zeroed when the
+ * frame opened).  Every worker of the frame calls this once, then a
+ * barrier, then gi_frame_verify_end().  On the host one worker takes the
+ * whole frame at the library's speed.
+ */
+GI_HD static inline void gi_frame_verify_part(const struct gi_stream_rt *st, struct gi_frame_slot *s, uint32_t w,
+					      uint32_t nw, const uint32_t *t8)
+{
+	uint64_t fb = gi_stream_frame_bytes(st);
+	uint64_t per = (fb / nw + 8) & ~7ull; /* eight-byte steps for slice-by-8 */
+	uint64_t lo = (uint64_t)w * per, hi = GI_MIN(fb, lo + per);
+
+	s->sender.crc_state = GI_CRC_PARTIAL; /* every worker stores the same */
+	if (lo >= hi)
+		return;
+	uint32_t r = gi_crc32_bytes(0, gi_stream_payload(st, s, 0) + lo, hi - lo, t8);
+	GI_ATOMIC_XOR_U32(&s->sender.crc_acc, gi_crc32_shift(r, fb - hi));
+}
+
+/*
+ * One worker, after every part: the frame's CRC from the register ~0 (what
+ * HSB sends: ~crc32 in zlib's terms), against the record; the bytes the
+ * record says were written against the frame's.  A mismatch makes the
+ * frame corrupt, and it is counted so, not as complete.
+ */
+GI_HD static inline void gi_frame_verify_end(struct gi_stream_rt *st, struct gi_frame_slot *s)
+{
+	uint64_t fb = gi_stream_frame_bytes(st);
+	uint32_t crc = gi_crc32_shift(0xffffffffu, fb) ^ s->sender.crc_acc;
+
+	s->sender.crc_state = crc == s->sender.crc ? GI_CRC_OK : GI_CRC_MISMATCH;
+	if (s->sender.crc_state == GI_CRC_OK && s->sender.bytes_written == fb)
+		return;
+	s->state = GI_FRAME_CORRUPT;
+	GI_COUNTER_ADD(&st->c.frames[GI_FRAMES_COMPLETE], (uint64_t)0 - 1u);
+	GI_COUNTER_ADD(&st->c.frames[GI_FRAMES_CORRUPT], 1);
+}
+
+/* One worker checks frame s alone (a frame made visible outside a batch's phases). */
+GI_HD static inline void gi_frame_verify(struct gi_stream_rt *st, struct gi_frame_slot *s)
+{
+	if (!gi_frame_verify_wanted(st, s))
+		return;
+	if (s->sender.crc_state == GI_CRC_UNCHECKED)
+		gi_frame_verify_part(st, s, 0, 1, NULL);
+	gi_frame_verify_end(st, s);
+}
+
 /* A final frame becomes readable: every payload byte, bitmap bit and header word before its even seq. */
 GI_HD static inline void gi_frame_make_visible(struct gi_stream_rt *st, struct gi_frame_slot *s)
 {
+	gi_frame_verify(st, s);
 	if (st->mirror) {
 		gi_mirror_copy(st, s);
 		GI_STORE_RELEASE_U64(&gi_stream_mirror_slot(st, s->frame)->seq, 2 * s->frame + 2);
@@ -333,13 +406,17 @@ GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_fra
 
 /*
  * The frames finalised in a deferred round that are still invisible: pass
- * 0 copies their metadata to the mirror, pass 1 stores their even seqlock
- * words.  Pending frames sit in distinct slots (gi_seq_open() stalls
- * rather than reuse one), so a scan of [pend_lo, pend_hi] — or of every
- * slot when a resync spread them further apart — finds each exactly once;
- * pass 0 changes nothing the scan reads, so both passes find the same ones.
+ * 0 checks them against their sender's record if asked (finishing what
+ * pass 2 began) and copies their metadata to the mirror, pass 1 stores
+ * their even seqlock words; pass 2, before them, is worker w of nw
+ * summing its part of each frame's CRC (the GPU's CTA, t8 its tables).
+ * Pending frames sit in distinct slots (gi_seq_open() stalls rather than
+ * reuse one), so a scan of [pend_lo, pend_hi] — or of every slot when a
+ * resync spread them further apart — finds each exactly once; no pass
+ * changes what the scan reads, so every pass finds the same ones.
  */
-GI_HD static inline void gi_stream_pending_pass(struct gi_stream_rt *st, int pass)
+GI_HD static inline void gi_stream_pending_pass(struct gi_stream_rt *st, int pass, uint32_t w, uint32_t nw,
+						const uint32_t *t8)
 {
 	uint64_t n_slots = st->div_slots.d;
 	int range = st->pend_hi - st->pend_lo < n_slots;
@@ -350,7 +427,13 @@ GI_HD static inline void gi_stream_pending_pass(struct gi_stream_rt *st, int pas
 		struct gi_frame_slot *s = gi_stream_slot(st, f);
 		if (s->state == GI_FRAME_FILLING || !(range ? s->frame == f && s->seq == 2 * f + 1 : (s->seq & 1) != 0))
 			continue;
+		if (pass == 2) {
+			if (gi_frame_verify_wanted(st, s))
+				gi_frame_verify_part(st, s, w, nw, t8);
+			continue;
+		}
 		if (pass == 0) {
+			gi_frame_verify(st, s); /* pass 2's parts summed, or the whole frame by this worker */
 			if (st->mirror)
 				gi_mirror_copy(st, s);
 			continue;
@@ -386,9 +469,9 @@ GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st)
 	st->defer = 0;
 	st->stall = 0;
 	if (st->pend_n) {
-		gi_stream_pending_pass(st, 0);
+		gi_stream_pending_pass(st, 0, 0, 1, NULL);
 		GI_FENCE_RELEASE();
-		gi_stream_pending_pass(st, 1);
+		gi_stream_pending_pass(st, 1, 0, 1, NULL);
 		st->pend_n = 0;
 	}
 	if (st->next_pub != st->vis_next) {
@@ -473,6 +556,7 @@ GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_
 	s->sensor_frame = sensor_frame;
 	s->sender.kind = GI_SENDER_NONE;
 	s->sender.crc_state = GI_CRC_UNCHECKED;
+	s->sender.crc_acc = 0;
 	for (uint32_t w = 0; w < gi_frame_bitmap_words(st->packets); w++)
 		bm[w] = 0;
 	s->state = GI_FRAME_FILLING;

@@ -64,7 +64,7 @@ struct ring {
 };
 
 struct tally {
-	uint64_t complete, partial, timed_out, skipped, overruns;
+	uint64_t complete, partial, timed_out, corrupt, skipped, overruns;
 	uint64_t packets, bytes, mismatches, header_errors;
 	/* frames with the sender's own record (HSB), and what checking them against the frame found */
 	uint64_t sender_records, sender_crc_ok, sender_crc_mismatch, sender_bytes_mismatch;
@@ -110,7 +110,9 @@ static void usage(FILE *f)
 		"\n"
 		"Output: one JSON object on stdout.  Every frame number from first_frame to\n"
 		"last_frame is counted once: frames_complete + frames_partial +\n"
-		"frames_timed_out + frames_skipped + overruns.  mismatches counts payload\n"
+		"frames_timed_out + frames_corrupt + frames_skipped + overruns.  (corrupt:\n"
+		"the daemon found the frame's sender record wrong, rocev2.frame_crc.)\n"
+		"mismatches counts payload\n"
 		"bytes that differ from the pattern; header_errors counts published slots\n"
 		"whose metadata is inconsistent (received != bits in the bitmap, ...).\n"
 		"Frames with a sender record: sender_records; of the complete ones, the\n"
@@ -420,15 +422,16 @@ static void check_frame(struct ring *r, struct gi_frame_slot *s, uint64_t f, str
 		bits += (uint64_t)__builtin_popcountll(v);
 	}
 	if (s->frame != f || expected != ppf || received != bits || received > expected ||
-	    (state == GI_FRAME_COMPLETE && received != expected) ||
-	    (state != GI_FRAME_COMPLETE && state != GI_FRAME_PARTIAL && state != GI_FRAME_TIMED_OUT)) {
+	    ((state == GI_FRAME_COMPLETE || state == GI_FRAME_CORRUPT) && received != expected) ||
+	    (state != GI_FRAME_COMPLETE && state != GI_FRAME_PARTIAL && state != GI_FRAME_TIMED_OUT &&
+	     state != GI_FRAME_CORRUPT)) {
 		out->header_errors++;
 		snprintf(out->problem, sizeof(out->problem),
 			 "slot says frame %llu state %u expected %u received %u, bitmap has %llu bits",
 			 (unsigned long long)s->frame, state, expected, received, (unsigned long long)bits);
 	}
 	uint32_t data = (uint32_t)((h->frame_bytes + pb - 1) / pb); /* packets with data: a frame-end one has none */
-	if (state == GI_FRAME_COMPLETE && bits == ppf) {
+	if ((state == GI_FRAME_COMPLETE || state == GI_FRAME_CORRUPT) && bits == ppf) {
 		out->mismatches = gi_pattern_mismatches(payload, seed, 0, h->frame_bytes);
 		out->packets = data;
 		out->bytes = h->frame_bytes;
@@ -438,7 +441,16 @@ static void check_frame(struct ring *r, struct gi_frame_slot *s, uint64_t f, str
 				c = gi_crc32_step(c, payload[k]);
 			out->crc = c == out->sender.crc;
 			out->bytes_ok = out->sender.bytes_written == h->frame_bytes;
-			if (!out->crc || !out->bytes_ok) {
+			/*
+			 * Without the daemon's own check (rocev2.frame_crc) a frame must
+			 * agree with its record; with it, the daemon's verdict (corrupt,
+			 * crc_state) must be ours.
+			 */
+			int ours_ok = out->crc && out->bytes_ok, corrupt = state == GI_FRAME_CORRUPT;
+			int checked = out->sender.crc_state == GI_CRC_OK || out->sender.crc_state == GI_CRC_MISMATCH;
+			int disagree = checked ? corrupt == ours_ok || (out->sender.crc_state == GI_CRC_OK) != out->crc
+					       : corrupt || !ours_ok;
+			if (disagree) {
 				out->header_errors++;
 				snprintf(out->problem, sizeof(out->problem),
 					 "sender record: crc 0x%08x, the frame's 0x%08x; bytes written %llu of %llu",
@@ -562,6 +574,8 @@ static bool consume(struct ring *r, const struct opts *o, struct tally *t, doubl
 			} else {
 				if (fc.state == GI_FRAME_COMPLETE)
 					t->complete++;
+				else if (fc.state == GI_FRAME_CORRUPT)
+					t->corrupt++;
 				else if (fc.state == GI_FRAME_TIMED_OUT)
 					t->timed_out++;
 				else
@@ -642,11 +656,12 @@ int main(int argc, char **argv)
 	json_string(o.shm);
 	printf(",\"stream\":");
 	json_string(name);
-	printf(",\"frames_complete\":%llu,\"frames_partial\":%llu,\"frames_timed_out\":%llu,"
+	printf(",\"frames_complete\":%llu,\"frames_partial\":%llu,\"frames_timed_out\":%llu,\"frames_corrupt\":%llu,"
 	       "\"frames_skipped\":%llu,\"overruns\":%llu,\"packets_verified\":%llu,\"bytes_verified\":%llu,"
 	       "\"mismatches\":%llu,\"header_errors\":%llu,\"sender_records\":%llu,\"sender_crc_ok\":%llu,"
 	       "\"sender_crc_mismatch\":%llu,\"sender_bytes_mismatch\":%llu,",
 	       (unsigned long long)t.complete, (unsigned long long)t.partial, (unsigned long long)t.timed_out,
+	       (unsigned long long)t.corrupt,
 	       (unsigned long long)t.skipped, (unsigned long long)t.overruns, (unsigned long long)t.packets,
 	       (unsigned long long)t.bytes, (unsigned long long)t.mismatches, (unsigned long long)t.header_errors,
 	       (unsigned long long)t.sender_records, (unsigned long long)t.sender_crc_ok,

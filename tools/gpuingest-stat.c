@@ -571,7 +571,7 @@ static void print_table(FILE *f, const char *target, const struct scrape *a, con
 	}
 
 	fprintf(f, "\n%-16s %10s %10s %7s %8s %8s %9s %10s %9s %9s\n", "STREAM", "PLACED pps", "bit/s", "LOSS%",
-		"DUPS/s", "LATE/s", "FRAMES/s", "PARTIAL/s", "FRM p50", "FRM p99");
+		"DUPS/s", "LATE/s", "FRAMES/s", "NOT OK/s", "FRM p50", "FRM p99");
 	n = label_values(b, P "stream_packets_total", "stream", names, MAX_ROWS);
 	for (size_t i = 0; i < n; i++) {
 #define SR(m) rate(a, b, get1(a, P m, "stream", names[i]), get1(b, P m, "stream", names[i]))
@@ -587,7 +587,7 @@ static void print_table(FILE *f, const char *target, const struct scrape *a, con
 		fprintf(f, "%-16s %10s %10s %7s %8s %8s %9s %10s %9s %9s\n", names[i], si(placed, "", x1, 32),
 			si(8 * SR("stream_bytes_total"), "", x2, 32), lossbuf,
 			si(SR("stream_duplicate_packets_total"), "", x3, 32), si(SR("stream_late_packets_total"), "", x4, 32),
-			si(FR("complete"), "", x5, 32), si(FR("partial") + FR("timed_out"), "", x6, 32),
+			si(FR("complete"), "", x5, 32), si(FR("partial") + FR("timed_out") + FR("corrupt"), "", x6, 32),
 			dur(quantile(a, b, P "frame_latency_seconds", names[i], 0.5), p50, sizeof(p50)),
 			dur(quantile(a, b, P "frame_latency_seconds", names[i], 0.99), p99, sizeof(p99)));
 #undef SR

@@ -81,7 +81,7 @@ def main():
         eq("duplicates + late == duplicated by the sim", ds["duplicates"] + ds["late"], s["duplicated"])
         # every packet payload_bytes, each frame's last data packet the rest (--frame-bytes)
         eq("bytes == payload bytes of the unique packets sent", ds["bytes"], s["bytes_unique"])
-        frames = ds["frames_complete"] + ds["frames_partial"] + ds["frames_timed_out"]
+        frames = ds["frames_complete"] + ds["frames_partial"] + ds["frames_timed_out"] + ds.get("frames_corrupt", 0)
         eq("frames published == frames sent", frames, s["frames"])
         if a.clean:
             eq("lost", ds["lost"], 0)
@@ -96,6 +96,7 @@ def main():
         eq("mismatches", fj["mismatches"], 0)
         eq("overruns", fj["overruns"], 0)
         eq("complete frames seen == daemon's", fj["frames_complete"], ds["frames_complete"])
+        eq("corrupt frames seen == daemon's", fj.get("frames_corrupt", 0), ds.get("frames_corrupt", 0))
         eq("partial frames seen == daemon's", fj["frames_partial"] + fj["frames_timed_out"],
            ds["frames_partial"] + ds["frames_timed_out"])
         eq("packets verified == placed", fj["packets_verified"], ds["packets"])

@@ -23,8 +23,12 @@
 #  2. impaired, both forms: loss (frame-end packets too), duplicates and the
 #     malformed variants (rkey, bounds, VA, ICRC, opcode, ...): the
 #     accounting identity exact, per drop reason;
-#  3. the same with the CUDA executor when the build emulates it (the
-#     suite cuda_emu runs this script with backend cuda).
+#  3. the daemon's own check of each frame against the record's CRC
+#     (rocev2.frame_crc: verify) with every 5th record wrong: those frames
+#     corrupt, the rest complete, the consumer's check agreeing;
+#  4. all of it with the CUDA executor when the build emulates it (the
+#     suite cuda_emu runs this script with backend cuda): the CTA's threads
+#     sum the CRC in slices.
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -34,7 +38,7 @@ BYTES=100000
 FRAME_START=65500
 
 hsb_config() {
-  local file=$1 form=$2 psn_bits=$3
+  local file=$1 form=$2 psn_bits=$3 frame_crc=${4:-ignore}
   write_config "$file" "$DEV"
   cat >>"$file" <<YAML
   - name: h0
@@ -43,7 +47,7 @@ hsb_config() {
     match: {dst_qp: 256}
     frame: {payload_bytes: 1408, bytes: $BYTES}
     rocev2: {profile: hsb, placement: va, close_on: imm, frame_end: $form, pages: 2, rkey: 0x1000,
-             psn_bits: $psn_bits}
+             psn_bits: $psn_bits, frame_crc: $frame_crc}
     ring: {slots: 64, shm: /$TAG-h0}
     reorder_window: 4
     frame_timeout_ms: 0
@@ -107,7 +111,7 @@ run_case() {
   local label=$1 form=$2 check_args=$3; shift 3
   local cfg_form=packet psn_bits=24
   [ "$form" = emulator ] && { cfg_form=embedded; psn_bits=20; }
-  hsb_config "$T/$label.yaml" $cfg_form $psn_bits
+  hsb_config "$T/$label.yaml" $cfg_form $psn_bits "${FRAME_CRC:-ignore}"
   GI_FRAMES_ARGS=--sender run_memif_case "$label" "$T/$label.yaml" "$check_args" --format hsb --hsb-form $form \
     --payload 1408 --packets-per-frame 72 --frame-bytes $BYTES --frame-start $FRAME_START --start-delay-ms 1000 \
     "$@" -- h0
@@ -157,4 +161,19 @@ want = ("ip", "truncated", "version", "length", "rocev2_icrc", "rocev2_opcode", 
 assert all(r[k] > 0 for k in want), r
 print("  ok every malformed variant of an HSB stream was sent at least once")
 PY
+# 3. the daemon checks each frame against the record's CRC (rocev2.frame_crc:
+#    verify; on the GPU the CTA's threads sum slices of it): every 5th record
+#    carries a wrong CRC, those frames are corrupt, the others complete, and
+#    the consumer's own check agrees frame by frame
+FRAME_CRC=verify run_case "crc verify fpga" fpga "" --frames 120 --rate 40000 --seed 5 --bad-crc-every 5
+python3 - "$T/daemon.json" "$T/frames-h0.json" <<'PY' || fail "crc verify: counts"
+import json, sys
+d = json.loads([l for l in open(sys.argv[1]) if l.startswith("{")][-1])["streams"][0]
+f = json.loads([l for l in open(sys.argv[2]) if l.startswith('{"shm"')][-1])
+got = (d["frames_complete"], d["frames_corrupt"], f["sender_crc_mismatch"], f["sender_crc_ok"], f["header_errors"])
+print(f"  {'ok ' if got == (96, 24, 24, 96, 0) else 'BAD'} complete, corrupt, consumer's CRC mismatches, "
+      f"CRCs ok, header errors: {got} (expected (96, 24, 24, 96, 0))")
+sys.exit(0 if got == (96, 24, 24, 96, 0) else 1)
+PY
+
 echo "PASS"

@@ -283,6 +283,12 @@ static inline void exf_phases_gpu_form(struct gi_exec_ctx *ctx, struct gi_exec_c
 		}
 		for (uint32_t k = 0; k < 3; k++) /* three warps, each playing its 32 lanes */
 			gi_phase_place(ctx, slot, max_pkts, split, h, k, 3, 0, 32);
+		for (uint32_t s = 0; s < ctx->n_streams; s++) { /* frame CRCs: five workers' slices each */
+			struct gi_stream_rt *st = &ctx->streams[s];
+			if (st->defer && st->pend_n && gi_stream_verifies(st))
+				for (uint32_t k = 0; k < 5; k++)
+					gi_stream_pending_pass(st, 2, k, 5, t8);
+		}
 		for (uint32_t s = 0; s < ctx->n_streams; s++)
 			gi_stream_make_visible(&ctx->streams[s]);
 		h->round++;

@@ -39,6 +39,8 @@
 #define QP 0x105u
 #define PKT_MAX 2048
 
+static uint32_t g_frame_crc; /* rocev2.frame_crc: verify, for the streams params() makes */
+
 static struct gi_format_params params(uint32_t frame_end, uint32_t has_rkey)
 {
 	struct gi_format_params fp;
@@ -46,6 +48,7 @@ static struct gi_format_params params(uint32_t frame_end, uint32_t has_rkey)
 		.base_va = BASE, .frame_bytes = FRAME_BYTES, .page_bytes = PAGE, .pages = PAGES, .rkey = RKEY,
 		.has_rkey = has_rkey, .dst_qp = QP, .icrc = GI_ROCEV2_ICRC_VERIFY, .close_on = GI_ROCEV2_CLOSE_IMM,
 		.placement = GI_ROCEV2_PLACE_VA, .profile = GI_ROCEV2_PROFILE_HSB, .frame_end = frame_end,
+		.frame_crc = g_frame_crc,
 	};
 	gi_format_params_init(&fp, GI_FORMAT_ROCEV2);
 	gi_fmt_rocev2_set(&fp, &rp);
@@ -67,6 +70,17 @@ static void record(uint8_t m[128], uint32_t psn, uint32_t fn, uint64_t sof_s, ui
 	gi_put_be32(m + GI_HSB_META_META_NS, 7);
 }
 
+/* Frame k's CRC as HSB sends it, ~crc32 (zlib) of its bytes; every 7th wrong when g_frame_crc. */
+static uint32_t frame_crc(uint64_t k)
+{
+	uint8_t buf[FRAME_BYTES];
+	gi_pattern_fill(buf, gi_pattern_seed(QP & 0xffff, (uint32_t)k), 0, FRAME_BYTES);
+	uint32_t c = 0xffffffffu;
+	for (uint32_t i = 0; i < FRAME_BYTES; i++)
+		c = gi_crc32_step(c, buf[i]);
+	return k % 7 == 6 ? c ^ 0x10000u : c;
+}
+
 /* Packet idx of frame k on `page`, as HSB's FPGA sends it (embedded: as its emulator does). */
 static uint32_t hsb_pkt(uint8_t *b, uint32_t idx, uint64_t k, uint32_t page, uint32_t psn, int embedded)
 {
@@ -78,7 +92,8 @@ static uint32_t hsb_pkt(uint8_t *b, uint32_t idx, uint64_t k, uint32_t page, uin
 			.seed = gi_pattern_seed(QP & 0xffff, (uint32_t)k), .off = (uint64_t)idx * PAYLOAD, .rkey = RKEY,
 			.imm = (psn & 0xfffffu) << 12 | page };
 	if (meta) {
-		record(m, psn, (uint32_t)((65533 + k) & 0xffff), 1700000000ull + k, (uint32_t)k * 3, 0xc0ffee00u + (uint32_t)k);
+		record(m, psn, (uint32_t)((65533 + k) & 0xffff), 1700000000ull + k, (uint32_t)k * 3,
+		       g_frame_crc ? frame_crc(k) : 0xc0ffee00u + (uint32_t)k);
 		p.meta = m;
 		p.zpad = embedded ? META_OFF - (DATA - 1) * PAYLOAD - LAST : 0;
 	}
@@ -251,7 +266,8 @@ static void test_stream_joined_mid_frame(void **state)
 {
 	(void)state;
 	enum { FRAMES = 300, FIRST = 3 }; /* the daemon's first packet: frame 0's index 3 */
-	for (int seed = 1; seed <= 4; seed++) {
+	for (int seed = 1; seed <= 6; seed++) {
+		g_frame_crc = seed > 4; /* the last two: frames checked against the record's CRC */
 		struct exec_fixture *f = exf_new(&hsb_conf);
 		f->twin_gpu_form = seed % 2;
 		uint8_t b[PKT_MAX];
@@ -290,19 +306,33 @@ static void test_stream_joined_mid_frame(void **state)
 		assert_int_equal(st->c.lost, lost_on_purpose + FIRST);
 		assert_int_equal(st->c.duplicates + st->c.late, dups);
 		assert_int_equal(st->c.metadata, meta_sent);
-		assert_true(st->c.frames[GI_FRAMES_COMPLETE] > FRAMES * 3 / 4);
+		assert_true(st->c.frames[GI_FRAMES_COMPLETE] > FRAMES * 3 / 4 - (g_frame_crc ? FRAMES / 7 : 0));
+		/* every 7th frame's record carries a wrong CRC: the complete ones among them are corrupt */
+		if (g_frame_crc)
+			assert_true(st->c.frames[GI_FRAMES_CORRUPT] > FRAMES / 7 / 2);
+		else
+			assert_int_equal(st->c.frames[GI_FRAMES_CORRUPT], 0);
 		assert_int_equal(accounted(f), f->fed);
 		/* the records of the complete frames still in the ring: as sent, frame numbers past 65535 */
 		uint32_t seen = 0;
 		for (uint64_t fr = st->next_pub - 5; fr < st->next_pub; fr++) {
 			struct gi_frame_slot *s = gi_frame_slot_at(st->ring, fr);
 			uint64_t k = fr - st->frame_base;
+			int bad = g_frame_crc && k % 7 == 6;
+			if (s->state == GI_FRAME_CORRUPT) {
+				assert_true(bad);
+				assert_int_equal(s->sender.crc_state, GI_CRC_MISMATCH);
+				assert_int_equal(s->received, s->expected);
+				continue;
+			}
 			if (s->state != GI_FRAME_COMPLETE)
 				continue;
+			assert_false(bad); /* a complete frame whose CRC was wrong would be corrupt */
 			seen++;
 			assert_int_equal(s->sender.kind, GI_SENDER_HSB);
 			assert_int_equal(s->sender.frame_number, 65533 + k);
-			assert_int_equal(s->sender.crc, 0xc0ffee00u + (uint32_t)k);
+			assert_int_equal(s->sender.crc, g_frame_crc ? frame_crc(k) : 0xc0ffee00u + (uint32_t)k);
+			assert_int_equal(s->sender.crc_state, g_frame_crc ? GI_CRC_OK : GI_CRC_UNCHECKED);
 			assert_int_equal(s->first_ts_ns, (1700000000ull + k) * 1000000000ull + k * 3);
 			assert_int_equal(s->sender.sof_ns, s->first_ts_ns);
 			assert_int_equal(s->expected, DATA + 1);
@@ -312,6 +342,45 @@ static void test_stream_joined_mid_frame(void **state)
 		assert_true(seen > 0);
 		exf_free(f);
 	}
+	g_frame_crc = 0;
+}
+
+/*
+ * The CRC arithmetic a frame's check rests on: slices from 0, shifted by
+ * the bytes after them and XORed, equal the CRC of the whole; the host's
+ * library equals the table; and HSB's value is ~zlib's.
+ */
+static void test_crc_pieces(void **state)
+{
+	(void)state;
+	static uint8_t buf[20000];
+	gi_pattern_fill(buf, 12345, 0, sizeof(buf));
+	uint32_t whole = 0xffffffffu;
+	for (uint32_t i = 0; i < sizeof(buf); i++)
+		whole = gi_crc32_step(whole, buf[i]);
+	assert_int_equal(gi_crc32_host(0xffffffffu, buf, sizeof(buf)), whole);
+	/* "123456789": zlib's crc32 is 0xcbf43926, so HSB's record would carry its complement */
+	assert_int_equal(gi_crc32_host(0xffffffffu, (const uint8_t *)"123456789", 9), ~0xcbf43926u);
+	for (uint32_t nw = 1; nw <= 33; nw += 4) {
+		struct gi_stream_rt st;
+		memset(&st, 0, sizeof(st));
+		st.payload_bytes = sizeof(buf);
+		st.data_packets = 1;
+		st.last_bytes = sizeof(buf) - 1 - nw; /* not a multiple of 8 */
+		uint64_t fb = st.last_bytes;
+		uint32_t ref = 0xffffffffu;
+		for (uint64_t i = 0; i < fb; i++)
+			ref = gi_crc32_step(ref, buf[i]);
+		/* the slot's payload: at payload_off of a slot laid out by hand */
+		static uint8_t slot_mem[sizeof(struct gi_frame_slot) + 64 + sizeof(buf)];
+		struct gi_frame_slot *s = (struct gi_frame_slot *)slot_mem;
+		memset(s, 0, sizeof(*s));
+		st.payload_off = sizeof(struct gi_frame_slot) + 64;
+		memcpy(slot_mem + st.payload_off, buf, fb);
+		for (uint32_t w = 0; w < nw; w++)
+			gi_frame_verify_part(&st, s, w, nw, NULL);
+		assert_int_equal(gi_crc32_shift(0xffffffffu, fb) ^ s->sender.crc_acc, ref);
+	}
 }
 
 int main(void)
@@ -320,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_write_only_by_va),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_stream_joined_mid_frame),
+		cmocka_unit_test(test_crc_pieces),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
