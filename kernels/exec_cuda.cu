@@ -257,14 +257,28 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 		gi_phase_place(ctx, stg, cr.max_pkts, cr.split, h, warp * per_warp + lane / grp.lanes, nwarps * per_warp,
 			       lane % grp.lanes, grp.lanes);
 		__syncthreads(); /* every payload store before any commit's release (and any frame CRC) */
-		/* frames checked against their sender's CRC (rocev2.frame_crc): the whole CTA on each */
+		/*
+		 * Frames checked against their sender's CRC (rocev2.frame_crc): the
+		 * whole CTA on each.  Only those streams' defer and pend_n are read,
+		 * by every thread alike (phase 2 wrote them before the barrier
+		 * above), and a barrier follows before any thread's phase 4 resets
+		 * them: every thread takes the same barriers.
+		 */
+		uint32_t verifying = 0;
 		for (uint32_t k = 0; k < grp.n_streams; k++) {
 			struct gi_stream_rt *st = &ctx->streams[a.group_streams[grp.first_stream + k]];
-			if (st->defer && st->pend_n && gi_stream_verifies(st)) {
+			if (!gi_stream_verifies(st)) /* configuration: the same for every thread */
+				continue;
+			verifying = 1;
+			if (st->defer && st->pend_n) {
 				gi_stream_pending_pass(st, 2, tid, nt, tab);
 				__syncthreads();
+				if (tid == 0)
+					st->crc_parts = 1; /* phase 4 finishes them (after the barrier below) */
 			}
 		}
+		if (verifying)
+			__syncthreads();
 		for (uint32_t k = tid; k < grp.n_streams; k += nt)
 			gi_stream_make_visible(&ctx->streams[a.group_streams[grp.first_stream + k]]);
 		if (!__syncthreads_or(h->more != 0))

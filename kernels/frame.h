@@ -102,7 +102,6 @@ enum gi_frame_crc_state {
 	GI_CRC_UNCHECKED = 0,
 	GI_CRC_OK = 1,
 	GI_CRC_MISMATCH = 2,
-	GI_CRC_PARTIAL = 3, /* the executor's workers are summing it (crc_acc) */
 };
 
 struct gi_frame_sender {

@@ -135,7 +135,7 @@ struct gi_stream_rt {
 	uint64_t vis_next;        /* next_frame as consumers last saw it */
 	uint64_t sender_max;      /* the newest frame number of a sender record, extended (sender_seen) */
 	uint32_t sender_seen;
-	uint32_t pad2;
+	uint32_t crc_parts;       /* this round's pending frames' CRCs were summed by the CTA (pass 2) */
 	uint64_t pend_n;
 	uint64_t pend_lo;
 	uint64_t pend_hi;
@@ -307,9 +307,8 @@ GI_HD static inline int gi_stream_verifies(const struct gi_stream_rt *st)
 /* Does final frame s get checked against its sender record, and is it not yet? */
 GI_HD static inline int gi_frame_verify_wanted(const struct gi_stream_rt *st, const struct gi_frame_slot *s)
 {
-	return gi_stream_verifies(st) && s->state == GI_FRAME_COMPLETE &&
-	       s->sender.kind == GI_SENDER_HSB && (s->sender.crc_state == GI_CRC_UNCHECKED ||
-						    s->sender.crc_state == GI_CRC_PARTIAL);
+	return gi_stream_verifies(st) && s->state == GI_FRAME_COMPLETE && s->sender.kind == GI_SENDER_HSB &&
+	       s->sender.crc_state == GI_CRC_UNCHECKED;
 }
 
 GI_HD static inline uint64_t gi_stream_frame_bytes(const struct gi_stream_rt *st)
@@ -331,7 +330,6 @@ GI_HD static inline void gi_frame_verify_part(const struct gi_stream_rt *st, str
 	uint64_t per = (fb / nw + 8) & ~7ull; /* eight-byte steps for slice-by-8 */
 	uint64_t lo = (uint64_t)w * per, hi = GI_MIN(fb, lo + per);
 
-	s->sender.crc_state = GI_CRC_PARTIAL; /* every worker stores the same */
 	if (lo >= hi)
 		return;
 	uint32_t r = gi_crc32_bytes(0, gi_stream_payload(st, s, 0) + lo, hi - lo, t8);
@@ -357,12 +355,12 @@ GI_HD static inline void gi_frame_verify_end(struct gi_stream_rt *st, struct gi_
 	GI_COUNTER_ADD(&st->c.frames[GI_FRAMES_CORRUPT], 1);
 }
 
-/* One worker checks frame s alone (a frame made visible outside a batch's phases). */
-GI_HD static inline void gi_frame_verify(struct gi_stream_rt *st, struct gi_frame_slot *s)
+/* One worker checks frame s: its CRC summed by the CTA already (`parts`), or alone now. */
+GI_HD static inline void gi_frame_verify(struct gi_stream_rt *st, struct gi_frame_slot *s, uint32_t parts)
 {
 	if (!gi_frame_verify_wanted(st, s))
 		return;
-	if (s->sender.crc_state == GI_CRC_UNCHECKED)
+	if (!parts)
 		gi_frame_verify_part(st, s, 0, 1, NULL);
 	gi_frame_verify_end(st, s);
 }
@@ -370,7 +368,7 @@ GI_HD static inline void gi_frame_verify(struct gi_stream_rt *st, struct gi_fram
 /* A final frame becomes readable: every payload byte, bitmap bit and header word before its even seq. */
 GI_HD static inline void gi_frame_make_visible(struct gi_stream_rt *st, struct gi_frame_slot *s)
 {
-	gi_frame_verify(st, s);
+	gi_frame_verify(st, s, 0);
 	if (st->mirror) {
 		gi_mirror_copy(st, s);
 		GI_STORE_RELEASE_U64(&gi_stream_mirror_slot(st, s->frame)->seq, 2 * s->frame + 2);
@@ -433,7 +431,7 @@ GI_HD static inline void gi_stream_pending_pass(struct gi_stream_rt *st, int pas
 			continue;
 		}
 		if (pass == 0) {
-			gi_frame_verify(st, s); /* pass 2's parts summed, or the whole frame by this worker */
+			gi_frame_verify(st, s, st->crc_parts); /* pass 2's parts summed, or the whole frame now */
 			if (st->mirror)
 				gi_mirror_copy(st, s);
 			continue;
@@ -474,6 +472,7 @@ GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st)
 		gi_stream_pending_pass(st, 1, 0, 1, NULL);
 		st->pend_n = 0;
 	}
+	st->crc_parts = 0;
 	if (st->next_pub != st->vis_next) {
 		st->vis_next = st->next_pub;
 		GI_FENCE_RELEASE();

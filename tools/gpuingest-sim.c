@@ -366,7 +366,8 @@ static void parse_args(int argc, char **argv, struct gi_sim_cfg *c)
 		case GI_SIM_OPT_HSB_PAGES:
 		case GI_SIM_OPT_HSB_FIRST_PAGE:
 		case GI_SIM_OPT_HSB_PAGE_BYTES:
-		case GI_SIM_OPT_HSB_BAD_CRC: gi_sim_rocev2_option(c, o, optarg); break;
+		case GI_SIM_OPT_HSB_BAD_CRC:
+		case GI_SIM_OPT_HSB_MTU: gi_sim_rocev2_option(c, o, optarg); break;
 		case 'h':
 		case OPT_HELP: usage(stdout); exit(0);
 		case ':': die_usage("%s: missing argument", n);

@@ -65,6 +65,16 @@ void gi_sim_rocev2_option(struct gi_sim_cfg *c, int opt, const char *arg)
 		break;
 	case GI_SIM_OPT_HSB_PAGE_BYTES: r->page_bytes = parse_num("--page-bytes", arg, 1ull << 40); break;
 	case GI_SIM_OPT_HSB_BAD_CRC: r->bad_crc_every = (uint32_t)parse_num("--bad-crc-every", arg, 1u << 30); break;
+	case GI_SIM_OPT_HSB_MTU: {
+		uint64_t mtu = parse_num("--mtu", arg, 9600);
+		if (mtu < 74 + GI_HSB_ALIGN) {
+			fprintf(stderr, "gpuingest-sim: --mtu: %llu leaves no 128-byte payload (allowed: 202..9600)\n",
+				(unsigned long long)mtu);
+			exit(GI_SIM_EXIT_USAGE);
+		}
+		c->payload = (uint32_t)((mtu - 74) / GI_HSB_ALIGN * GI_HSB_ALIGN); /* HSB's packetizer */
+		break;
+	}
 	default: break;
 	}
 }

@@ -21,6 +21,7 @@ enum {
 	GI_SIM_OPT_HSB_FIRST_PAGE,
 	GI_SIM_OPT_HSB_PAGE_BYTES,
 	GI_SIM_OPT_HSB_BAD_CRC,
+	GI_SIM_OPT_HSB_MTU,
 };
 
 #define GI_SIM_ROCEV2_OPTIONS                                                  \
@@ -31,7 +32,8 @@ enum {
 	{ "pages", required_argument, NULL, GI_SIM_OPT_HSB_PAGES },            \
 	{ "first-page", required_argument, NULL, GI_SIM_OPT_HSB_FIRST_PAGE },  \
 	{ "page-bytes", required_argument, NULL, GI_SIM_OPT_HSB_PAGE_BYTES },  \
-	{ "bad-crc-every", required_argument, NULL, GI_SIM_OPT_HSB_BAD_CRC }
+	{ "bad-crc-every", required_argument, NULL, GI_SIM_OPT_HSB_BAD_CRC },  \
+	{ "mtu", required_argument, NULL, GI_SIM_OPT_HSB_MTU }
 
 #define GI_SIM_ROCEV2_USAGE                                                                    \
 	"rocev2 streams (--format rocev2; memif and pcap ports only: the ICRC covers the\n"   \
@@ -63,6 +65,7 @@ enum {
 	"  --page-bytes B          VA distance between pages (default roundup(frame\n"    \
 	"                          bytes, 128) + 128, HSB's own page_inc)\n"            \
 	"  --bad-crc-every N       every Nth frame's record carries a wrong frame CRC\n"  \
+	"  --mtu M                 --payload as HSB derives it: ((M - 74) / 128) * 128\n" \
 	"  Record: frame number (--frame-start + k) & 0xffff, start of frame PTP\n"         \
 	"  (1700000000 + k) s + k us, record time 1 ms later, CRC ~crc32(frame) (zlib),\n" \
 	"  bytes written = frame bytes (k: frames since the first).  Malformed variants:\n" \

@@ -57,7 +57,7 @@ YAML
 # ---- 0. the capture ------------------------------------------------------------
 for form in fpga emulator; do
   echo "=== capture: $form"
-  "$SIM" --port "pcap:$T/$form.pcap" --format hsb --hsb-form $form --frames 4 --payload 1408 \
+  "$SIM" --port "pcap:$T/$form.pcap" --format hsb --hsb-form $form --frames 4 --mtu 1500 \
     --packets-per-frame 72 --frame-bytes $BYTES --frame-start 65534 --seq-start 16777100 \
     >"$T/$form.json" 2>"$T/$form.log" || { cat "$T/$form.log" >&2; fail "sim failed"; }
   tshark -r "$T/$form.pcap" -V 2>/dev/null >"$T/$form.txt"

@@ -285,9 +285,11 @@ static inline void exf_phases_gpu_form(struct gi_exec_ctx *ctx, struct gi_exec_c
 			gi_phase_place(ctx, slot, max_pkts, split, h, k, 3, 0, 32);
 		for (uint32_t s = 0; s < ctx->n_streams; s++) { /* frame CRCs: five workers' slices each */
 			struct gi_stream_rt *st = &ctx->streams[s];
-			if (st->defer && st->pend_n && gi_stream_verifies(st))
+			if (st->defer && st->pend_n && gi_stream_verifies(st)) {
 				for (uint32_t k = 0; k < 5; k++)
 					gi_stream_pending_pass(st, 2, k, 5, t8);
+				st->crc_parts = 1;
+			}
 		}
 		for (uint32_t s = 0; s < ctx->n_streams; s++)
 			gi_stream_make_visible(&ctx->streams[s]);
