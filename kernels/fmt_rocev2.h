@@ -577,8 +577,8 @@ GI_HD static inline int gi_fmt_rocev2_parse(const struct gi_format_params *fp, c
 				pi->frame = gi_seg_be32(pkt, hdr_len, seg1, m + GI_HSB_META_FRAME) & 0xffffu;
 				pi->timestamp = gi_seg_be64(pkt, hdr_len, seg1, m + GI_HSB_META_SOF_S) * 1000000000ull +
 						gi_seg_be32(pkt, hdr_len, seg1, m + GI_HSB_META_SOF_NS);
-			} else if (in + plen > frame_bytes) {
-				return GI_DROP_ROCEV2_BOUNDS; /* past the frame, or into the next page */
+			} else if (in >= frame_bytes || in + plen > frame_bytes) {
+				return GI_DROP_ROCEV2_BOUNDS; /* past the frame (an empty WRITE too), or into the next page */
 			}
 		} else {
 			if (va < rp->base_va || frame_bytes == 0)

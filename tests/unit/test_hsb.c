@@ -203,6 +203,10 @@ static void test_refusals(void **state)
 	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), GI_DROP_ROCEV2_BOUNDS);
 	p.plen = LAST;
 	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), 0);
+	/* an empty WRITE at the frame's end names no place in it (found by fuzz_rocev2) */
+	p.va = BASE + FRAME_BYTES;
+	p.plen = 0;
+	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), GI_DROP_ROCEV2_BOUNDS);
 	/* a VA off its place parses (bounds hold); the PSN check refuses it once the stream runs */
 	p.va = BASE + PAYLOAD + 1;
 	p.plen = PAYLOAD;
