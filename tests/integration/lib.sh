@@ -154,6 +154,10 @@ wait_consumers() {
 }
 
 metrics_unix() { curl -sS --max-time 5 --unix-socket "$T/metrics.sock" "http://localhost${1:-/metrics}"; }
+# metrics_has REGEX: the metrics page has a line matching REGEX.  The page is
+# read whole first: `metrics_unix | grep -q` fails under pipefail when grep
+# stops reading early and curl cannot finish writing (curl exit 23).
+metrics_has() { local page; page=$(metrics_unix) && grep -q -- "$1" <<<"$page"; }
 
 # start_sim ARGS... : the simulator is the memif server, so it starts first;
 # returns once its socket exists.  JSON in $T/sim.json, PID in $SIM_PID.

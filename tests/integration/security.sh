@@ -54,14 +54,14 @@ start_daemon "$T/c.yaml"
 chmod 666 "$T/c.yaml"
 kill -HUP "$DAEMON_PID"
 for i in $(seq 1 50); do
-  metrics_unix | grep -q '^gpuingest_config_reloads_total{result="error"} 1$' && break
+  metrics_has '^gpuingest_config_reloads_total{result="error"} 1$' && break
   sleep 0.1
 done
-metrics_unix | grep -q '^gpuingest_config_reloads_total{result="error"} 1$' ||
+metrics_has '^gpuingest_config_reloads_total{result="error"} 1$' ||
   { cat "$T/daemon.log" >&2; fail "the reload was not refused"; }
 grep -q "writable by others" "$T/daemon.log" || { cat "$T/daemon.log" >&2; fail "reload: no clear message"; }
 kill -0 "$DAEMON_PID" || fail "the daemon died on the refused reload"
-metrics_unix | grep -q '^gpuingest_up 1$' || fail "not serving after the refused reload"
+metrics_has '^gpuingest_up 1$' || fail "not serving after the refused reload"
 echo "  ok reload refused, still running on the previous config"
 stop_daemon
 chmod 644 "$T/c.yaml"
