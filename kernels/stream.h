@@ -301,7 +301,7 @@ GI_HD static inline void gi_mirror_copy(struct gi_stream_rt *st, const struct gi
 /* Does the stream check its frames against the sender's record (rocev2.frame_crc: verify)? */
 GI_HD static inline int gi_stream_verifies(const struct gi_stream_rt *st)
 {
-	return st->format == GI_FORMAT_ROCEV2 && ((st->fp.fmt[2] >> 40) & 1u);
+	return st->format == GI_FORMAT_ROCEV2 && gi_fmt_rocev2(&st->fp).frame_crc;
 }
 
 /* Does final frame s get checked against its sender record, and is it not yet? */

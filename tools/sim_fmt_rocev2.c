@@ -170,8 +170,7 @@ static uint32_t hsb_frame_crc(struct gi_sim_stream *st, uint64_t k, uint64_t see
 	for (uint64_t off = 0; off < fb; off += sizeof(buf)) {
 		uint32_t n = (uint32_t)GI_MIN((uint64_t)sizeof(buf), fb - off);
 		gi_pattern_fill(buf, seed, off, n);
-		for (uint32_t i = 0; i < n; i++)
-			c = gi_crc32_step(c, buf[i]);
+		c = gi_crc32_host(c, buf, n);
 	}
 	st->crc_frame = k + 1;
 	st->crc = c;
