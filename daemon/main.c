@@ -42,6 +42,7 @@
 #include "reload.h"
 #include "telemetry.h"
 #include "kernels/frame.h"
+#include "kernels/frame_wake.h"
 
 enum {
 	EXIT_CONFIG = 1, /* invalid configuration */
@@ -344,7 +345,7 @@ static int frame_ring_start(struct gi_daemon *d, uint32_t i, uint64_t created_ns
 	char err[512];
 	int rc;
 
-	rc = gi_shm_create(&d->shm[i], cs->shm, len, 0640);
+	rc = gi_shm_create(&d->shm[i], cs->shm, len, 0640, created_ns);
 	if (rc < 0)
 		return rc;
 	struct gi_frame_ring_hdr *h = d->shm[i].va;
@@ -358,6 +359,7 @@ static int frame_ring_start(struct gi_daemon *d, uint32_t i, uint64_t created_ns
 	/* host addresses: an executor that runs elsewhere maps them itself */
 	st->ring = h;
 	st->mirror = NULL;
+	st->waiters = gi_shm_waiters(&d->shm[i]);
 	if (!in_device)
 		return 0;
 #ifdef GI_HAVE_CUDA_H
@@ -695,7 +697,10 @@ static void force_exit(struct gi_daemon *d)
 		if (!d->shm[i].va)
 			continue;
 		__atomic_store_n(&((struct gi_frame_ring_hdr *)d->shm[i].va)->closed, 1, __ATOMIC_RELEASE);
+		gi_frame_wake_now(d->shm[i].va, gi_shm_waiters(&d->shm[i]));
 		shm_unlink(d->shm[i].name);
+		if (d->shm[i].wake)
+			shm_unlink(d->shm[i].wake_name);
 	}
 	gi_notify_errno(EINTR, "stopped by a second signal without draining");
 	fflush(stderr);
@@ -773,6 +778,7 @@ static void teardown(struct gi_daemon *d)
 			continue;
 		struct gi_frame_ring_hdr *h = d->shm[i].va;
 		__atomic_store_n(&h->closed, 1, __ATOMIC_RELEASE);
+		gi_frame_wake_now(h, gi_shm_waiters(&d->shm[i]));
 		gi_mem_region_free(&d->shm_reg[i]);
 		gi_mem_region_free(&d->dev_ring[i]);
 		gi_shm_destroy(&d->shm[i], 1);

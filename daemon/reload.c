@@ -237,7 +237,7 @@ static int plan_ring_create(struct gi_daemon *d, struct stream_plan *pl, uint32_
 			shm_unlink(cs->shm);
 			pl->name_reused[i] = true;
 		}
-	int rc = gi_shm_create(&pl->shm[j], cs->shm, len, 0640);
+	int rc = gi_shm_create(&pl->shm[j], cs->shm, len, 0640, created_ns);
 	if (rc < 0)
 		return rc;
 	pl->created[j] = true;
@@ -251,6 +251,7 @@ static int plan_ring_create(struct gi_daemon *d, struct stream_plan *pl, uint32_
 	}
 	pl->streams[j].ring = h;
 	pl->streams[j].mirror = NULL;
+	pl->streams[j].waiters = gi_shm_waiters(&pl->shm[j]);
 	return 0;
 }
 

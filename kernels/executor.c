@@ -25,6 +25,7 @@
 #include "phase_parse.h"
 #include "phase_place.h"
 #include "phase_sequence.h"
+#include "frame_wake.h"
 #if HAVE_CUDA
 #include "executor_cuda.h"
 #endif
@@ -102,6 +103,20 @@ void gi_exec_slot_phased(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, 
 
 /* ---- host workers ------------------------------------------------------------ */
 
+/* Consumers asleep on the worker's streams learn of frames it published (frame_wake.h). */
+static void worker_wake(struct gi_exec_worker *w)
+{
+	struct gi_exec_ctx *ctx = w->ex->conf.ctx;
+
+	if (w->owner == GI_GROUP_ANY) {
+		for (uint32_t s = 0; s < ctx->n_streams; s++)
+			gi_stream_wake(&ctx->streams[s]);
+		return;
+	}
+	for (uint32_t k = 0; k < w->n_streams; k++)
+		gi_stream_wake(&ctx->streams[w->streams[k]]);
+}
+
 static void worker_tick(struct gi_exec_worker *w, uint64_t now, int flush)
 {
 	struct gi_exec_ctx *ctx = w->ex->conf.ctx;
@@ -110,10 +125,12 @@ static void worker_tick(struct gi_exec_worker *w, uint64_t now, int flush)
 	if (w->owner == GI_GROUP_ANY) {
 		for (uint32_t s = 0; s < ctx->n_streams; s++)
 			flush ? gi_stream_flush(&ctx->streams[s], now) : gi_stream_tick(&ctx->streams[s], now);
-		return;
+	} else {
+		for (uint32_t k = 0; k < w->n_streams; k++)
+			flush ? gi_stream_flush(&ctx->streams[w->streams[k]], now)
+			      : gi_stream_tick(&ctx->streams[w->streams[k]], now);
 	}
-	for (uint32_t k = 0; k < w->n_streams; k++)
-		flush ? gi_stream_flush(&ctx->streams[w->streams[k]], now) : gi_stream_tick(&ctx->streams[w->streams[k]], now);
+	worker_wake(w);
 }
 
 /* Process what is pending on the worker's rings; returns the number of batches. */
@@ -139,6 +156,7 @@ static uint32_t worker_serve(struct gi_exec_worker *w)
 			gi_hist_observe(&w->ctr.batch_latency, t1 > slot->t_publish_ns ? t1 - slot->t_publish_ns : 0);
 			GI_COUNTER_ADD(&w->ctr.busy_ns, t1 - t0);
 			gi_ring_complete(ring, tail);
+			worker_wake(w);
 		}
 		w->tails[k] = tail;
 	}
@@ -196,8 +214,10 @@ static void host_apply_swap(struct gi_executor *ex, const struct host_swap *sw, 
 		st->next_same_udp = live.next_same_udp;
 	}
 	for (uint32_t i = 0; i < cur->n_streams; i++)
-		if (!kept[i])
+		if (!kept[i]) {
 			gi_stream_flush(&cur->streams[i], now);
+			gi_stream_wake(&cur->streams[i]);
+		}
 	*cur = sw->next;
 }
 

@@ -37,6 +37,7 @@
 #include "cuda_drv.h"
 #include "exec_cuda.h"
 #include "executor_cuda.h"
+#include "frame_wake.h"
 
 #ifndef GI_CUDA_MIN_SM
 #define GI_CUDA_MIN_SM 80 /* lowest arch in gpu_archs; meson passes the real one */
@@ -566,6 +567,9 @@ static void *gi_cuda_launcher(void *arg)
 			next_tick = now + c->conf.tick_ns;
 			dirty = 0;
 		}
+		/* the kernels moved the mirrors' next_frame: wake the consumers asleep on them */
+		for (uint32_t s = 0; s < c->conf.ctx->n_streams; s++)
+			gi_stream_wake(&c->conf.ctx->streams[s]);
 		CUresult e = d->stream_query(c->stream); /* a faulting kernel must stop us, not hang us */
 		if (e != CUDA_SUCCESS && e != CUDA_ERROR_NOT_READY &&
 		    (rc = gi_cu_check(c, e, "a launched kernel (cuStreamQuery)", __FILE__, __LINE__)) < 0)
@@ -588,6 +592,8 @@ static void *gi_cuda_launcher(void *arg)
 			rc = gi_cu_check(c, e, "the final flush kernel (cuStreamQuery)", __FILE__, __LINE__);
 		}
 	}
+	for (uint32_t s = 0; s < c->conf.ctx->n_streams; s++) /* what the final flush published */
+		gi_stream_wake(&c->conf.ctx->streams[s]);
 	c->thread_rc = rc;
 	__atomic_store_n(&c->drained, 1, __ATOMIC_RELEASE);
 	return NULL;

@@ -37,8 +37,11 @@
 GI_EXTERN_C_BEGIN
 
 #define GI_FRAME_MAGIC 0x47494652u /* "GIFR" */
-/* 2: slots carry the sender's frame metadata (gi_frame_sender), 128-byte slot headers */
-#define GI_FRAME_VERSION 2u
+/*
+ * 2: slots carry the sender's frame metadata (gi_frame_sender), 128-byte slot headers
+ * 3: wake_seq, the consumers' futex word, and the ring's wake object (below)
+ */
+#define GI_FRAME_VERSION 3u
 #define GI_FRAME_MAX_PACKETS 65535u
 
 enum gi_frame_state {
@@ -80,12 +83,45 @@ struct gi_frame_ring_hdr {
 	uint64_t first_frame;     /* first frame number this run saw */
 	uint32_t started;         /* first_frame/next_frame are valid */
 	uint32_t closed;          /* the daemon is gone: drain and exit */
-	uint8_t pad1[GI_CACHE_LINE - 24];
+	uint32_t wake_seq;        /* futex word: bumped after next_frame moves or closed is set */
+	uint8_t pad1[GI_CACHE_LINE - 28];
 };
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, next_frame) == 256, "consumer-visible words start at 256");
 GI_STATIC_ASSERT(sizeof(struct gi_frame_ring_hdr) == 256 + GI_CACHE_LINE, "frame ring header ABI");
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, ipc_handle) == 152, "IPC handle record ABI");
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, ipc_handle) % 8 == 0, "IPC handle is 8-byte aligned");
+GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, wake_seq) == 280, "futex word ABI");
+
+/*
+ * Wake-ups.  A consumer with nothing to read sleeps in FUTEX_WAIT on the
+ * header's wake_seq (a read-only mapping is enough for that).  Whoever
+ * makes frames visible to consumers — a host executor worker after each
+ * batch, the CUDA launcher thread reading the GPU's mirror, the daemon at
+ * close — bumps wake_seq after next_frame (or closed) and issues one
+ * FUTEX_WAKE, only when `waiters` says someone sleeps.
+ *
+ * `waiters` cannot live in the ring: consumers map the ring read-only
+ * (mode 0640), and the ring must stay that way, since the executor reads
+ * its slots back.  It lives in the ring's wake object, a page of its own
+ * named GI_FRAME_WAKE_NAME(ring name), mode 0660: consumers in the service
+ * group add themselves around a sleep.  A consumer that cannot open it
+ * polls instead.  Both sides use sequentially consistent accesses, so
+ * either the waker sees the waiter, or the waiter sees the new wake_seq and
+ * FUTEX_WAIT returns at once.  A consumer killed while asleep leaves the
+ * count high: the daemon then wakes on every publication, which costs a
+ * system call but loses nothing.
+ */
+#define GI_FRAME_WAKE_MAGIC 0x4749574bu /* "GIWK" */
+#define GI_FRAME_WAKE_SUFFIX ".wake"
+
+struct gi_frame_wake {
+	uint32_t magic;
+	uint32_t version;         /* GI_FRAME_VERSION */
+	uint64_t ring_created_ns; /* the ring's created_ns: a wake object of the same run */
+	uint8_t pad0[GI_CACHE_LINE - 16];
+	uint32_t waiters;         /* consumers asleep (or about to be) on the ring's wake_seq */
+	uint8_t pad1[GI_CACHE_LINE - 4];
+};
 
 /*
  * What the sender said about a frame, when its format carries that (a

@@ -139,6 +139,9 @@ struct gi_stream_rt {
 	uint64_t pend_n;
 	uint64_t pend_lo;
 	uint64_t pend_hi;
+	/* host only: waking consumers (frame_wake.h); the GPU never reads these */
+	uint32_t *waiters;        /* the ring's wake object's count, NULL: no wake object */
+	uint64_t wake_next;       /* consumers' next_frame at the last wake */
 
 	struct gi_stream_counters c;
 	struct gi_hist frame_latency;

@@ -10,12 +10,12 @@ import os, struct, sys
 ppf, pb, n = 8, 256, 4
 align = lambda x, a: (x + a - 1) // a * a
 bw = (ppf + 63) // 64
-payload_off = align(128 + 8 * bw, 64)  # 128-byte slot headers (frame ring version 2)
+payload_off = align(128 + 8 * bw, 64)  # 128-byte slot headers (frame ring version 3)
 slot_stride = align(payload_off + ppf * pb, 4096)
 hdr = bytearray(320)
 # kernels/frame.h: magic, version, hdr_bytes, n_slots, packets, payload, bitmap words,
 # slot_stride (metadata only), frame_bytes, payload_off, format, stream_index
-struct.pack_into("<IHHIIIIQQQII", hdr, 0, 0x47494652, 2, 320, n, ppf, pb, bw, payload_off, ppf * pb,
+struct.pack_into("<IHHIIIIQQQII", hdr, 0, 0x47494652, 3, 320, n, ppf, pb, bw, payload_off, ppf * pb,
                  payload_off, 1, 0)
 hdr[56:60] = b"cam0"
 # created_ns, payload_in_device, dev_ordinal, dev_slot_stride, dev_ring_bytes
@@ -44,4 +44,14 @@ PY
 rc=0
 "$FRAMES" --shm "/$TAG-dev" --wait 1 >"$T/out" 2>"$T/err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "inconsistent header" "$T/err" || { cat "$T/err"; fail "inconsistent mirror accepted"; }
+# a ring of another layout version (a daemon older or newer than the library) is refused by name
+python3 - "/dev/shm/$TAG-dev" <<'PY'
+import os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+os.pwrite(fd, struct.pack("<H", 2), 4)  # version
+os.close(fd)
+PY
+rc=0
+"$FRAMES" --shm "/$TAG-dev" --wait 1 >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "frame ring version 2 .*reads version 3" "$T/err" || { cat "$T/err"; fail "a version-2 ring was not refused by version"; }
 echo PASS

@@ -1,0 +1,594 @@
+/*
+ * consumer.c — libgpuingest: the consumer side of kernels/frame.h.
+ *
+ * The one implementation of the frame ring protocol for readers: open and
+ * header checks, the seqlock, frame accounting, restart and close, the
+ * futex wait, and CUDA IPC for rings in GPU memory.  gpuingest-frames, the
+ * Python module and the examples all read frames through here.
+ *
+ * The ring is mapped read-only; the only word this library ever writes is
+ * its count in the ring's wake object, around a sleep.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <linux/futex.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpuingest/consumer.h"
+#include "kernels/cuda_drv.h"
+#include "kernels/frame.h"
+
+#define OPEN_RETRY_NS 20000000ull  /* look for the ring again after 20 ms */
+#define NAME_CHECK_NS 200000000ull /* how often a waiting consumer checks the name is still its ring */
+#define POLL_NS 200000ull          /* sleep slice without a wake object */
+
+#define FRAME_OVERRUN 0x1u         /* gic_frame.flags_: already counted as an overrun */
+
+struct gic_ring {
+	int fd;
+	size_t len;
+	struct gi_frame_ring_hdr *hdr;
+	struct gi_frame_wake *wake;     /* RW mapping of the wake object, NULL: poll */
+	struct gi_cuda_drv drv;
+	uint64_t dev_base;              /* CUdeviceptr of the device ring, 0 for host rings */
+	uint64_t *bitmap;               /* the current frame's bitmap, copied under the seqlock */
+	unsigned flags;
+	uint64_t f;                     /* the next frame number to look at */
+	bool started;
+	bool skip_at_start;
+	uint64_t next_name_check;
+	struct gic_ring_info info;
+	struct gic_stats st;
+	char err[256];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t deadline_of(int timeout_ms)
+{
+	return timeout_ms < 0 ? UINT64_MAX : now_ns() + (uint64_t)timeout_ms * 1000000ull;
+}
+
+static void set_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static void ring_unmap(struct gic_ring *r)
+{
+#ifdef GI_HAVE_CUDA_H
+	if (r->dev_base)
+		r->drv.ipc_close_mem_handle((CUdeviceptr)r->dev_base);
+#endif
+	r->dev_base = 0;
+	gi_cuda_drv_close(&r->drv);
+	if (r->wake)
+		munmap(r->wake, sizeof(*r->wake));
+	r->wake = NULL;
+	if (r->hdr)
+		munmap(r->hdr, r->len);
+	r->hdr = NULL;
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	free(r->bitmap);
+	r->bitmap = NULL;
+}
+
+/* The payload is in the daemon's GPU memory: open the ring's CUDA IPC handle on the same GPU. */
+static int open_device(struct gic_ring *r, const struct gi_frame_ring_hdr *h, char *err, size_t err_len)
+{
+	char why[200], dev[32];
+	/* by PCI address: the ordinal here may differ (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER) */
+	memcpy(dev, h->dev_pci_bus_id, sizeof(dev) - 1);
+	dev[sizeof(dev) - 1] = '\0';
+	if (!dev[0])
+		snprintf(dev, sizeof(dev), "%u", h->dev_ordinal);
+	int rc = gi_cuda_drv_open(&r->drv, dev, why, sizeof(why));
+	if (rc < 0) {
+		set_err(err, err_len, "frames are in GPU memory (%s) and CUDA is unusable here: %s", dev, why);
+		return rc;
+	}
+#ifdef GI_HAVE_CUDA_H
+	CUipcMemHandle handle;
+	CUdeviceptr base = 0;
+	memcpy(&handle, h->ipc_handle, sizeof(handle));
+	CUresult res = r->drv.ipc_open_mem_handle(&base, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+	if (res != CUDA_SUCCESS) {
+		set_err(err, err_len,
+			"frames are in GPU memory (%s) and the ring's CUDA IPC handle does not open here: %s "
+			"(is the daemon still running, on this GPU?)",
+			dev, gi_cuda_drv_strerror(&r->drv, (int)res, why, sizeof(why)));
+		return -EIO;
+	}
+	r->dev_base = (uint64_t)base;
+	r->info.cuda_device = r->drv.device_index;
+	return 0;
+#else
+	set_err(err, err_len, "frames are in GPU memory and this libgpuingest was built without CUDA headers");
+	return -ENOTSUP;
+#endif
+}
+
+/* The wake object, if this consumer may count itself in: else waits poll. */
+static void open_wake(struct gic_ring *r, const char *shm, const struct gi_frame_ring_hdr *h)
+{
+	char name[300];
+	struct stat sb;
+	snprintf(name, sizeof(name), "%s%s", shm, GI_FRAME_WAKE_SUFFIX);
+	int fd = shm_open(name, O_RDWR, 0);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb) == 0 && (size_t)sb.st_size >= sizeof(struct gi_frame_wake)) {
+		struct gi_frame_wake *w = mmap(NULL, sizeof(*w), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (w != MAP_FAILED) {
+			if (__atomic_load_n(&w->magic, __ATOMIC_ACQUIRE) == GI_FRAME_WAKE_MAGIC &&
+			    w->version == GI_FRAME_VERSION && w->ring_created_ns == h->created_ns)
+				r->wake = w;
+			else
+				munmap(w, sizeof(*w));
+		}
+	}
+	close(fd);
+}
+
+/*
+ * One attempt: 1 open, 0 not there yet (absent, still being sized or
+ * initialised), -errno for what waiting will not fix.
+ */
+static int try_open(struct gic_ring *r, const char *shm, const char *stream, char *err, size_t err_len)
+{
+	struct stat sb;
+	struct gi_frame_ring_hdr h;
+
+	r->fd = shm_open(shm, O_RDONLY, 0);
+	if (r->fd < 0) {
+		int e = errno;
+		set_err(err, err_len, "%s: %s", shm, e == ENOENT ? "no such frame ring (is gpuingestd running with "
+								   "this stream?)" : strerror(e));
+		return e == ENOENT ? 0 : -e;
+	}
+	if (fstat(r->fd, &sb) != 0 || (size_t)sb.st_size < sizeof(h)) {
+		set_err(err, err_len, "%s: smaller than a ring header (being created?)", shm);
+		return 0;
+	}
+	/* pread, not a mapping: a header that is still being written cannot fault us */
+	if (pread(r->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != GI_FRAME_MAGIC) {
+		set_err(err, err_len, "%s: no frame ring magic yet", shm);
+		return 0;
+	}
+	if (h.version != GI_FRAME_VERSION || h.hdr_bytes != sizeof(h)) {
+		set_err(err, err_len,
+			"%s: frame ring version %u (header %u bytes), this libgpuingest reads version %u (%zu bytes): "
+			"use the library that came with the daemon",
+			shm, h.version, h.hdr_bytes, GI_FRAME_VERSION, sizeof(h));
+		return -EPROTO;
+	}
+	uint64_t want_stride = h.payload_in_device ? gi_frame_meta_stride(h.packets_per_frame)
+						   : gi_frame_slot_stride(h.packets_per_frame, h.payload_bytes);
+	if (h.n_slots == 0 || h.packets_per_frame == 0 || h.packets_per_frame > GI_FRAME_MAX_PACKETS ||
+	    h.bitmap_words != gi_frame_bitmap_words(h.packets_per_frame) || h.slot_stride != want_stride ||
+	    (h.payload_in_device && h.dev_slot_stride != gi_frame_slot_stride(h.packets_per_frame, h.payload_bytes)) ||
+	    h.payload_off != gi_frame_payload_off(h.packets_per_frame) || h.payload_bytes == 0 ||
+	    h.frame_bytes > (uint64_t)h.packets_per_frame * h.payload_bytes ||
+	    /* the last data packet may be short, and a frame-end packet of its own carries no data */
+	    (h.frame_bytes + h.payload_bytes - 1) / h.payload_bytes + 1 < h.packets_per_frame) {
+		set_err(err, err_len, "%s: inconsistent header (n_slots %u, packets %u, payload %u)", shm, h.n_slots,
+			h.packets_per_frame, h.payload_bytes);
+		return -EPROTO;
+	}
+	if (stream && strncmp(h.stream_name, stream, sizeof(h.stream_name)) != 0) {
+		set_err(err, err_len, "%s belongs to stream '%.63s', not '%s' (open it by its shm name)", shm,
+			h.stream_name, stream);
+		return -ENOENT;
+	}
+	uint64_t need = h.payload_in_device ? gi_frame_mirror_bytes(h.n_slots, h.packets_per_frame)
+					    : gi_frame_ring_bytes(h.n_slots, h.packets_per_frame, h.payload_bytes);
+	if ((uint64_t)sb.st_size < need) {
+		set_err(err, err_len, "%s: %lld bytes, its header needs %llu", shm, (long long)sb.st_size,
+			(unsigned long long)need);
+		return 0;
+	}
+	r->len = (size_t)need;
+	r->hdr = mmap(NULL, r->len, PROT_READ, MAP_SHARED, r->fd, 0);
+	if (r->hdr == MAP_FAILED) {
+		int e = errno;
+		r->hdr = NULL;
+		set_err(err, err_len, "%s: mmap of %zu bytes: %s", shm, r->len, strerror(e));
+		return -e;
+	}
+	r->bitmap = calloc(h.bitmap_words, sizeof(uint64_t));
+	if (!r->bitmap) {
+		set_err(err, err_len, "%s: out of memory", shm);
+		return -ENOMEM;
+	}
+	struct gic_ring_info *in = &r->info;
+	memset(in, 0, sizeof(*in));
+	memcpy(in->stream, h.stream_name, sizeof(in->stream) - 1);
+	snprintf(in->shm, sizeof(in->shm), "%s", shm);
+	in->ring_version = h.version;
+	in->format = h.format;
+	in->n_slots = h.n_slots;
+	in->packets = h.packets_per_frame;
+	in->payload_bytes = h.payload_bytes;
+	in->in_device = h.payload_in_device;
+	in->frame_bytes = h.frame_bytes;
+	in->created_ns = h.created_ns;
+	in->cuda_device = -1;
+	if (h.payload_in_device)
+		memcpy(in->pci_bus_id, h.dev_pci_bus_id, sizeof(in->pci_bus_id) - 1);
+	open_wake(r, shm, &h);
+	in->wake = r->wake != NULL;
+	if (h.payload_in_device) {
+		int rc = open_device(r, &h, err, err_len);
+		if (rc < 0)
+			return rc;
+	}
+	return 1;
+}
+
+int gic_open(struct gic_ring **out, const char *name, int timeout_ms, unsigned flags, char *err, size_t err_len)
+{
+	char shm[256];
+	const char *stream = NULL;
+
+	set_err(err, err_len, "%s", "");
+	if (!out || !name || !name[0]) {
+		set_err(err, err_len, "gic_open: no ring name");
+		return -EINVAL;
+	}
+	*out = NULL;
+	if (name[0] == '/') {
+		if (strlen(name) >= sizeof(shm) - 8 || strchr(name + 1, '/')) {
+			set_err(err, err_len, "'%s': a shared-memory name is '/' and up to 247 characters, no other '/'",
+				name);
+			return -EINVAL;
+		}
+		snprintf(shm, sizeof(shm), "%s", name);
+	} else {
+		if (strlen(name) > 63 || strchr(name, '/')) {
+			set_err(err, err_len, "'%s': a stream name is up to 63 characters without '/'", name);
+			return -EINVAL;
+		}
+		snprintf(shm, sizeof(shm), "/gpuingest-%s", name);
+		stream = name;
+	}
+	if (flags & ~GIC_OPEN_LATEST) {
+		set_err(err, err_len, "gic_open: unknown flags 0x%x", flags & ~GIC_OPEN_LATEST);
+		return -EINVAL;
+	}
+	struct gic_ring *r = calloc(1, sizeof(*r));
+	if (!r) {
+		set_err(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	r->fd = -1;
+	r->flags = flags;
+	r->skip_at_start = flags & GIC_OPEN_LATEST;
+	uint64_t deadline = deadline_of(timeout_ms);
+	for (;;) {
+		int rc = try_open(r, shm, stream, err, err_len);
+		if (rc == 1)
+			break;
+		ring_unmap(r);
+		if (rc < 0) {
+			free(r);
+			return rc;
+		}
+		uint64_t now = now_ns();
+		if (now >= deadline) {
+			free(r);
+			return GIC_TIMEOUT;
+		}
+		uint64_t ns = deadline - now < OPEN_RETRY_NS ? deadline - now : OPEN_RETRY_NS;
+		struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+		if (nanosleep(&ts, NULL) != 0 && errno == EINTR) {
+			free(r);
+			set_err(err, err_len, "%s: interrupted while waiting for the ring", shm);
+			return GIC_INTERRUPTED;
+		}
+	}
+	r->next_name_check = now_ns() + NAME_CHECK_NS;
+	*out = r;
+	return GIC_OK;
+}
+
+void gic_close(struct gic_ring *r)
+{
+	if (!r)
+		return;
+	ring_unmap(r);
+	free(r);
+}
+
+const struct gic_ring_info *gic_info(const struct gic_ring *r)
+{
+	return &r->info;
+}
+
+/* The daemon removes the name at shutdown and replaces the object on restart. */
+static bool name_gone(struct gic_ring *r)
+{
+	struct stat sb;
+	return fstat(r->fd, &sb) != 0 || sb.st_nlink == 0;
+}
+
+static bool rate_limited_name_gone(struct gic_ring *r)
+{
+	uint64_t now = now_ns();
+	if (now < r->next_name_check)
+		return false;
+	r->next_name_check = now + NAME_CHECK_NS;
+	return name_gone(r);
+}
+
+/* Is there something for gic_next() to do (a frame, the start, the close)? */
+static bool have_work(const struct gic_ring *r)
+{
+	const struct gi_frame_ring_hdr *h = r->hdr;
+	if (__atomic_load_n(&h->closed, __ATOMIC_SEQ_CST))
+		return true;
+	if (!r->started)
+		return __atomic_load_n(&h->started, __ATOMIC_SEQ_CST) != 0;
+	return r->f < __atomic_load_n(&h->next_frame, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Sleep until the daemon bumps wake_seq, the deadline, or the next name
+ * check.  Counted in the wake object first, then the word read, then the
+ * condition re-checked (frame.h: either the daemon sees us or we see it).
+ * 0, or -EINTR.
+ */
+static int wait_change(struct gic_ring *r, uint64_t deadline)
+{
+	uint32_t *word = &r->hdr->wake_seq;
+	uint64_t now = now_ns();
+	uint64_t ns = deadline - now;
+	int rc = 0;
+
+	if (r->next_name_check > now && r->next_name_check - now < ns)
+		ns = r->next_name_check - now;
+	if (!r->wake && ns > POLL_NS)
+		ns = POLL_NS;
+	if (ns == 0)
+		return 0;
+	if (r->wake)
+		__atomic_add_fetch(&r->wake->waiters, 1, __ATOMIC_SEQ_CST);
+	uint32_t seen = __atomic_load_n(word, __ATOMIC_SEQ_CST);
+	if (!have_work(r)) {
+		struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+		r->st.waits++;
+		if (syscall(SYS_futex, word, FUTEX_WAIT, seen, &ts, NULL, 0) != 0 && errno == EINTR)
+			rc = -EINTR;
+	}
+	if (r->wake)
+		__atomic_sub_fetch(&r->wake->waiters, 1, __ATOMIC_SEQ_CST);
+	return rc;
+}
+
+static void count_state(struct gic_stats *s, uint32_t state, int64_t d)
+{
+	switch (state) {
+	case GI_FRAME_COMPLETE: s->complete += (uint64_t)d; break;
+	case GI_FRAME_CORRUPT: s->corrupt += (uint64_t)d; break;
+	case GI_FRAME_TIMED_OUT: s->timed_out += (uint64_t)d; break;
+	default: s->partial += (uint64_t)d; break;
+	}
+	s->frames += (uint64_t)d;
+}
+
+/* Read published frame r->f into *f under its seqlock: 1 done, 0 it moved on (counted). */
+static int read_frame(struct gic_ring *r, struct gic_frame *f)
+{
+	struct gi_frame_ring_hdr *h = r->hdr;
+	struct gi_frame_slot *s = gi_frame_slot_at(h, r->f);
+	uint64_t fr = r->f;
+	uint64_t seq = GI_LOAD_ACQUIRE_U64(&s->seq);
+
+	if (seq != 2 * fr + 2) {
+		if (seq < 2 * fr + 1) {
+			r->st.missing++; /* never filled: no packet of it arrived */
+		} else if (seq == 2 * fr + 1) {
+			r->st.missing++; /* below next_frame but still filling: the protocol says this cannot be */
+			r->st.protocol_errors++;
+		} else {
+			r->st.overruns++;
+		}
+		return 0;
+	}
+	memset(f, 0, sizeof(*f));
+	f->frame = s->frame;
+	f->sensor_frame = s->sensor_frame;
+	f->sensor_id = s->sensor_id;
+	f->state = s->state;
+	f->expected = s->expected;
+	f->received = s->received;
+	f->first_ts_ns = s->first_ts_ns;
+	f->first_rx_ns = s->first_rx_ns;
+	f->publish_ns = s->publish_ns;
+	f->sender.kind = s->sender.kind;
+	f->sender.flags = s->sender.flags;
+	f->sender.frame_number = s->sender.frame_number;
+	f->sender.bytes_written = s->sender.bytes_written;
+	f->sender.sof_ns = s->sender.sof_ns;
+	f->sender.meta_ns = s->sender.meta_ns;
+	f->sender.crc = s->sender.crc;
+	f->sender.psn = s->sender.psn;
+	f->sender.crc_state = s->sender.crc_state;
+	memcpy(r->bitmap, gi_frame_bitmap(s), (size_t)h->bitmap_words * 8);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (GI_LOAD_RELAXED_U64(&s->seq) != seq) {
+		r->st.overruns++; /* reused while we copied its header */
+		return 0;
+	}
+	if (f->frame != fr) { /* published under frame fr's seq word, with another number: a daemon bug */
+		r->st.missing++;
+		r->st.protocol_errors++;
+		return 0;
+	}
+	f->bytes = h->frame_bytes;
+	f->payload_bytes = h->payload_bytes;
+	f->bitmap_words = h->bitmap_words;
+	f->bitmap = r->bitmap;
+	if (r->dev_base)
+		f->dev_ptr = r->dev_base + gi_frame_dev_payload_off(h, fr);
+	else
+		f->data = gi_frame_payload(h, s);
+	f->seq_ = seq;
+	count_state(&r->st, f->state, 1);
+	return 1;
+}
+
+int gic_next(struct gic_ring *r, struct gic_frame *f, int timeout_ms)
+{
+	struct gi_frame_ring_hdr *h = r->hdr;
+	uint64_t deadline = deadline_of(timeout_ms);
+
+	r->err[0] = '\0';
+	for (;;) {
+		if (!r->started && __atomic_load_n(&h->started, __ATOMIC_ACQUIRE)) {
+			r->started = true;
+			r->f = GI_LOAD_RELAXED_U64(&h->first_frame);
+			r->st.first_frame = r->f;
+			r->st.started = 1;
+			if (r->skip_at_start)
+				gic_skip_to_newest(r);
+		}
+		if (r->started) {
+			uint64_t next = GI_LOAD_ACQUIRE_U64(&h->next_frame);
+			if (r->f < next) {
+				if (next - r->f > h->n_slots) {
+					/* a whole ring behind: those slots hold newer frames */
+					uint64_t resume = next - h->n_slots + 1;
+					r->st.overruns += resume - r->f;
+					r->f = resume;
+				}
+				int got = read_frame(r, f);
+				r->f++;
+				r->st.next_frame = r->f;
+				if (got)
+					return GIC_OK;
+				continue;
+			}
+		}
+		if (__atomic_load_n(&h->closed, __ATOMIC_ACQUIRE)) {
+			/* closed is set after the final flush: next_frame is final now */
+			if (!r->started || r->f >= GI_LOAD_ACQUIRE_U64(&h->next_frame))
+				return GIC_CLOSED;
+			continue;
+		}
+		if (rate_limited_name_gone(r) &&
+		    (!r->started || r->f >= GI_LOAD_ACQUIRE_U64(&h->next_frame)))
+			return GIC_RESTARTED;
+		if (now_ns() >= deadline)
+			return GIC_TIMEOUT;
+		if (wait_change(r, deadline) == -EINTR)
+			return GIC_INTERRUPTED;
+	}
+}
+
+int gic_valid(struct gic_ring *r, struct gic_frame *f)
+{
+	if (f->flags_ & FRAME_OVERRUN)
+		return 0;
+	struct gi_frame_slot *s = gi_frame_slot_at(r->hdr, f->frame);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (GI_LOAD_RELAXED_U64(&s->seq) == f->seq_)
+		return 1;
+	f->flags_ |= FRAME_OVERRUN;
+	count_state(&r->st, f->state, -1);
+	r->st.overruns++;
+	return 0;
+}
+
+int gic_copy(struct gic_ring *r, struct gic_frame *f, void *dst, size_t dst_len)
+{
+	if (dst_len < f->bytes) {
+		snprintf(r->err, sizeof(r->err), "gic_copy: %zu bytes for a %llu-byte frame", dst_len,
+			 (unsigned long long)f->bytes);
+		return -ENOSPC;
+	}
+	if (f->data) {
+		memcpy(dst, f->data, f->bytes);
+	} else if (f->dev_ptr) {
+#ifdef GI_HAVE_CUDA_H
+		char why[160];
+		CUresult res = CUDA_SUCCESS;
+		if (gi_cuda_drv_make_current(&r->drv) < 0)
+			res = CUDA_ERROR_INVALID_CONTEXT;
+		if (res == CUDA_SUCCESS && f->bytes)
+			res = r->drv.memcpy_dtoh(dst, (CUdeviceptr)f->dev_ptr, f->bytes);
+		if (res != CUDA_SUCCESS) {
+			snprintf(r->err, sizeof(r->err), "cuMemcpyDtoH of frame %llu: %s", (unsigned long long)f->frame,
+				 gi_cuda_drv_strerror(&r->drv, (int)res, why, sizeof(why)));
+			return -EIO;
+		}
+#else
+		return -ENOTSUP;
+#endif
+	}
+	return gic_valid(r, f) ? GIC_OK : GIC_OVERRUN;
+}
+
+uint64_t gic_skip_to_newest(struct gic_ring *r)
+{
+	if (!r->started) {
+		r->skip_at_start = true;
+		return 0;
+	}
+	r->skip_at_start = false;
+	uint64_t next = GI_LOAD_ACQUIRE_U64(&r->hdr->next_frame);
+	if (next <= r->f + 1)
+		return 0;
+	uint64_t n = next - 1 - r->f;
+	r->st.skipped += n;
+	r->f = next - 1;
+	r->st.next_frame = r->f;
+	return n;
+}
+
+void gic_stats(const struct gic_ring *r, struct gic_stats *s)
+{
+	*s = r->st;
+	s->next_frame = r->started ? r->f : 0;
+}
+
+const char *gic_strerror(int status)
+{
+	switch (status) {
+	case GIC_OK: return "ok";
+	case GIC_TIMEOUT: return "timeout";
+	case GIC_CLOSED: return "closed";
+	case GIC_RESTARTED: return "restarted";
+	case GIC_OVERRUN: return "overrun";
+	case GIC_INTERRUPTED: return "interrupted";
+	default: break;
+	}
+	return status < 0 ? strerror(-status) : "unknown status";
+}
+
+const char *gic_last_error(const struct gic_ring *r)
+{
+	return r->err;
+}

@@ -1,0 +1,54 @@
+/*
+ * frame_wake.h — wake consumers sleeping on a frame ring (host only).
+ *
+ * The protocol is in frame.h (wake_seq, struct gi_frame_wake).  The waker
+ * is whoever makes frames visible to consumers: a host executor worker
+ * after each batch and tick (gi_stream_wake on the streams it owns), the
+ * CUDA launcher thread as it sees the GPU move the mirror's next_frame,
+ * and the daemon when it closes a ring (gi_frame_wake_now).  One system
+ * call per ring and batch that published frames, none when nobody sleeps.
+ */
+#ifndef GI_FRAME_WAKE_H
+#define GI_FRAME_WAKE_H
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "stream.h"
+
+/*
+ * Consumers see whatever was stored before this: bump the word, wake
+ * sleepers if any.  Returns how many were woken (tests), 0 without a call.
+ */
+static inline long gi_frame_wake_now(struct gi_frame_ring_hdr *h, uint32_t *waiters)
+{
+	__atomic_add_fetch(&h->wake_seq, 1, __ATOMIC_SEQ_CST);
+	if (waiters && __atomic_load_n(waiters, __ATOMIC_SEQ_CST))
+		return syscall(SYS_futex, &h->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	return 0;
+}
+
+/*
+ * The header consumers read: the ring itself, or its shared-memory mirror
+ * when the ring is in GPU memory (written there by the kernels).
+ */
+static inline struct gi_frame_ring_hdr *gi_stream_consumer_hdr(const struct gi_stream_rt *st)
+{
+	return st->mirror ? st->mirror : st->ring;
+}
+
+/* After the stream's frames moved: wake its consumers once if next_frame did. */
+static inline void gi_stream_wake(struct gi_stream_rt *st)
+{
+	struct gi_frame_ring_hdr *h = gi_stream_consumer_hdr(st);
+	uint64_t next = __atomic_load_n(&h->next_frame, __ATOMIC_ACQUIRE);
+	if (next == st->wake_next)
+		return;
+	st->wake_next = next;
+	gi_frame_wake_now(h, st->waiters);
+}
+
+#endif /* GI_FRAME_WAKE_H */
