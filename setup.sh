@@ -26,7 +26,7 @@ PACKAGES=(
   build-essential pkg-config meson ninja-build
   libdpdk-dev dpdk-dev
   libyaml-dev libsystemd-dev libmicrohttpd-dev libcmocka-dev libisal-dev zlib1g-dev
-  python3 python3-scapy tshark prometheus
+  python3 python3-numpy python3-scapy tshark prometheus
   clang libclang-rt-14-dev
   iproute2 valgrind curl procps
 )
