@@ -43,6 +43,7 @@
 #include "telemetry.h"
 #include "kernels/frame.h"
 #include "kernels/frame_wake.h"
+#include "doctor.h"
 
 enum {
 	EXIT_CONFIG = 1, /* invalid configuration */
@@ -94,13 +95,18 @@ static void notify(const char *fmt, ...)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuingestd [--config FILE] [--check-config] [--duration SEC] [--version] [--help]\n"
+		"usage: gpuingestd [--config FILE] [--check-config] [--doctor [--json]] [--duration SEC] [--version]\n"
+		"                  [--help]\n"
 		"\n"
 		"Receive sensor packets through DPDK into external-buffer mbufs, batch them to the\n"
 		"executor, assemble frames and serve Prometheus metrics.\n"
 		"\n"
 		"  -c, --config FILE   configuration (default %s)\n"
 		"  -n, --check-config  validate the configuration, print every error with its line, exit\n"
+		"      --doctor        check whether this box can run the config (or, without --config, GPUDirect\n"
+		"                      ingest at all): one line per check, ok/warn/fail with what to do; exit 0\n"
+		"                      without a fail, 1 with one.  Reads sysfs/procfs under $GI_DOCTOR_ROOT (/)\n"
+		"      --json          with --doctor: the same as one JSON object\n"
 		"  -d, --duration SEC  stop by itself after SEC seconds (0: run until SIGINT/SIGTERM)\n"
 		"  -V, --version       print version and exit\n"
 		"  -h, --help          this text\n"
@@ -857,13 +863,15 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check-config", no_argument, NULL, 'n' },
+		{ "doctor", no_argument, NULL, 'D' },
+		{ "json", no_argument, NULL, 'J' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = GI_DEFAULT_CONFIG;
-	bool check_only = false;
+	bool check_only = false, doctor = false, json = false, config_given = false;
 	unsigned duration = 0;
 	static struct gi_daemon d;
 	int opt, rc;
@@ -872,6 +880,13 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'c':
 			config = optarg;
+			config_given = true;
+			break;
+		case 'D':
+			doctor = true;
+			break;
+		case 'J':
+			json = true;
 			break;
 		case 'n':
 			check_only = true;
@@ -904,6 +919,13 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
+	if (json && !doctor) {
+		fprintf(stderr, "gpuingestd: --json goes with --doctor\n");
+		return EXIT_USAGE;
+	}
+	if (doctor && !config_given) /* the box in general */
+		return gi_doctor_run(NULL, json, stdout);
+
 	unsigned n_errors = 0;
 	rc = gi_config_load(config, &d.cfg, stderr, &n_errors);
 	if (rc < 0) {
@@ -912,6 +934,11 @@ int main(int argc, char **argv)
 				n_errors == 1 ? "" : "s");
 		gi_config_free(&d.cfg);
 		return EXIT_CONFIG;
+	}
+	if (doctor) {
+		rc = gi_doctor_run(&d.cfg, json, stdout);
+		gi_config_free(&d.cfg);
+		return rc;
 	}
 	if (check_only) {
 		printf("%s: OK (%u pool%s, %u port%s, %u stream%s)\n", config, d.cfg.n_pools,
