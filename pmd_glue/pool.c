@@ -48,9 +48,9 @@ static int pool_dma_map(struct gi_pool *p, const struct gi_pool_conf *c, rte_iov
 			continue;
 		gi_log(GI_LOG_ERR,
 		       "memory pool %s: DMA mapping %zu bytes for device %s failed: %s "
-		       "(for GPU memory check that nvidia-peermem is loaded (lsmod | grep nvidia_peermem), that "
-		       "BAR1 is large enough (nvidia-smi -q | grep -A3 BAR1) and that the IOMMU is in passthrough "
-		       "or the device is bound to vfio-pci)",
+		       "(for GPU memory: run gpuingestd --doctor --config FILE; it checks that ib_core has the "
+		       "peer-memory API (DOCA-OFED, not a stock kernel) and nvidia-peermem is loaded, that BAR1 is "
+		       "large enough and that the IOMMU is in passthrough)",
 		       p->name, p->region.len, rte_dev_name(info.device), rte_strerror(rte_errno));
 		return -rte_errno;
 	}
