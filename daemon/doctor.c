@@ -16,6 +16,7 @@
 
 #include "doctor.h"
 #include "kernels/cuda_drv.h"
+#include "kernels/json.h"
 #include "pmd_glue/mem.h"
 
 #define DOC_URL "see README.md \"Running on real hardware\""
@@ -25,24 +26,6 @@
 static void full_path(const struct gi_doctor *d, const char *path, char *out, size_t len)
 {
 	snprintf(out, len, "%s%s", d->root, path);
-}
-
-int gi_dr_read(const struct gi_doctor *d, const char *path, char *buf, size_t len)
-{
-	char p[2048];
-	full_path(d, path, p, sizeof(p));
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, len - 1);
-	int e = errno;
-	close(fd);
-	if (n < 0)
-		return -e;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return (int)n;
 }
 
 int gi_dr_read_bin(const struct gi_doctor *d, const char *path, uint8_t *buf, size_t len)
@@ -56,6 +39,17 @@ int gi_dr_read_bin(const struct gi_doctor *d, const char *path, uint8_t *buf, si
 	int e = errno;
 	close(fd);
 	return n < 0 ? -e : (int)n;
+}
+
+int gi_dr_read(const struct gi_doctor *d, const char *path, char *buf, size_t len)
+{
+	int n = gi_dr_read_bin(d, path, (uint8_t *)buf, len - 1);
+	if (n < 0)
+		return n;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return n;
 }
 
 bool gi_dr_exists(const struct gi_doctor *d, const char *path)
@@ -631,21 +625,6 @@ static const char *verdict_name(enum gi_dr_verdict v)
 	return v == GI_DR_OK ? "ok" : v == GI_DR_WARN ? "warn" : "fail";
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 int gi_doctor_run(const struct gi_config *cfg, bool json, FILE *out)
 {
 	static struct gi_doctor d;
@@ -673,20 +652,20 @@ int gi_doctor_run(const struct gi_config *cfg, bool json, FILE *out)
 		counts[d.checks[i].verdict]++;
 	if (json) {
 		fprintf(out, "{\"root\":");
-		json_str(out, d.root[0] ? d.root : "/");
+		gi_json_string(out, d.root[0] ? d.root : "/");
 		fprintf(out, ",\"config\":");
 		if (cfg)
-			json_str(out, cfg->path);
+			gi_json_string(out, cfg->path);
 		else
 			fputs("null", out);
 		fprintf(out, ",\"checks\":[");
 		for (uint32_t i = 0; i < d.n; i++) {
 			fprintf(out, "%s{\"check\":", i ? "," : "");
-			json_str(out, d.checks[i].id);
+			gi_json_string(out, d.checks[i].id);
 			fprintf(out, ",\"verdict\":\"%s\",\"finding\":", verdict_name(d.checks[i].verdict));
-			json_str(out, d.checks[i].finding);
+			gi_json_string(out, d.checks[i].finding);
 			fprintf(out, ",\"fix\":");
-			json_str(out, d.checks[i].fix);
+			gi_json_string(out, d.checks[i].fix);
 			fputc('}', out);
 		}
 		fprintf(out, "],\"ok\":%u,\"warn\":%u,\"fail\":%u}\n", counts[0], counts[1], counts[2]);

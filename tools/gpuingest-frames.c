@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "gpuingest/consumer.h"
+#include "kernels/json.h"
 #include "kernels/fmt_rocev2.h"
 #include "kernels/udp_seq.h"
 
@@ -379,21 +380,6 @@ static const char *state_name(uint32_t state)
 	}
 }
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 /*
  * --dump: DIR/frame-N.npy (format 1.0: magic, version, header length, a
  * Python dict literal padded to 64 bytes, then the raw data) and
@@ -442,9 +428,9 @@ static int dump_frame(const struct opts *o, const struct gic_ring_info *info, co
 	if (!fp)
 		goto fail;
 	fprintf(fp, "{\"stream\":");
-	json_string(fp, info->stream);
+	gi_json_string(fp, info->stream);
 	fprintf(fp, ",\"shm\":");
-	json_string(fp, info->shm);
+	gi_json_string(fp, info->shm);
 	fprintf(fp,
 		",\"frame\":%llu,\"sensor_id\":%u,\"sensor_frame\":%llu,\"state\":\"%s\",\"expected\":%u,"
 		"\"received\":%u,\"bytes\":%llu,\"payload_bytes\":%u,\"dtype\":\"%s\",\"first_ts_ns\":%llu,"
@@ -656,9 +642,9 @@ int main(int argc, char **argv)
 	/* frames below next_frame still filling: the daemon broke the protocol */
 	t.header_errors += t.lib.protocol_errors;
 	printf("{\"shm\":");
-	json_string(stdout, o.shm);
+	gi_json_string(stdout, o.shm);
 	printf(",\"stream\":");
-	json_string(stdout, name);
+	gi_json_string(stdout, name);
 	printf(",\"frames_complete\":%llu,\"frames_partial\":%llu,\"frames_timed_out\":%llu,\"frames_corrupt\":%llu,"
 	       "\"frames_skipped\":%llu,\"overruns\":%llu,\"frames_passed\":%llu,\"packets_verified\":%llu,"
 	       "\"bytes_verified\":%llu,\"mismatches\":%llu,\"header_errors\":%llu,\"sender_records\":%llu,"

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "kernels/format.h"
+#include "kernels/json.h"
 #include "sim_fmt_custom.h"
 #include "sim_fmt_vita49.h"
 #include "sim_fmt_rocev2.h"
@@ -627,21 +628,6 @@ static void run(struct gi_sim *sim)
 
 /* ---- report ---- */
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 static void report(const struct gi_sim *sim)
 {
 	static const char *const mal_names[] = GI_SIM_MALFORMED_NAMES;
@@ -654,7 +640,7 @@ static void report(const struct gi_sim *sim)
 		failed += sim->streams[i].tx_failed;
 	}
 	printf("{\"port\":");
-	json_string(stdout, c->port_spec);
+	gi_json_string(stdout, c->port_spec);
 	printf(",\"seed\":%llu,\"elapsed_s\":%.6f,\"pps\":%.1f,\"sent\":%llu,\"tx_failed\":%llu,\"streams\":[",
 	       (unsigned long long)c->seed, elapsed, elapsed > 0 ? (double)sent / elapsed : 0.0,
 	       (unsigned long long)sent, (unsigned long long)failed);
