@@ -70,9 +70,6 @@ struct gi_daemon {
 	struct gi_stream_counters retired;
 };
 
-/* main.c: (re)start the metrics listeners from d->cfg.stats (reload.c, with d->http stopped) */
-int gi_daemon_stats_restart(struct gi_daemon *d);
-
 /* stats.c */
 int gi_stats_render(void *daemon, struct gi_buf *out);
 

@@ -36,6 +36,7 @@
 
 #include "daemon.h"
 #include "kernels/frame.h"
+#include "lifecycle.h"
 #include "notify.h"
 #include "reload.h"
 #include "stats.h"
@@ -75,43 +76,6 @@ static void msg_flush(struct msgbuf *m, enum gi_log_level level)
 }
 
 /* ---- streams ---------------------------------------------------------- */
-
-void gi_stream_rt_configure(struct gi_stream_rt *st, const struct gi_cfg_stream *cs)
-{
-	st->format = cs->format;
-	gi_format_params_init(&st->fp, cs->format);
-	st->fp.resync_frames = cs->resync_frames;
-	if (cs->format == GI_FORMAT_ROCEV2) {
-		const struct gi_cfg_rocev2 *r = &cs->rocev2;
-		struct gi_fmt_rocev2_params rp = {
-			.base_va = r->base_va, .frame_bytes = cs->frame_bytes, .page_bytes = r->page_bytes,
-			.pages = r->pages, .rkey = (uint32_t)(r->rkey < 0 ? 0 : r->rkey), .has_rkey = r->rkey >= 0,
-			.dst_qp = cs->rocev2_dst_qp, .icrc = (uint32_t)r->icrc, .close_on = (uint32_t)r->close_on,
-			.placement = (uint32_t)r->placement, .profile = (uint32_t)r->profile,
-			.frame_end = (uint32_t)r->frame_end, .frame_crc = r->frame_crc == GI_ROCEV2_ICRC_VERIFY,
-		};
-		gi_fmt_rocev2_set(&st->fp, &rp);
-		st->fp.seq_bits = r->psn_bits;
-	}
-	if (cs->format == GI_FORMAT_CUSTOM)
-		gi_fmt_custom_setup(&st->fp, &cs->custom.map); /* the header map, counters' widths */
-	if (cs->format == GI_FORMAT_VITA49) {
-		struct gi_fmt_vita49_params vp = {
-			.ts_step_ps = cs->vita49.ts_step_ps,
-			.stream_id = (uint32_t)(cs->vita49_stream_id < 0 ? 0 : cs->vita49_stream_id),
-			.has_stream_id = cs->vita49_stream_id >= 0,
-		};
-		gi_vita49_params_store(&st->fp, &vp);
-		if (vp.ts_step_ps)
-			st->fp.seq_bits = 64; /* the sequence comes from the timestamp, not the 4-bit count */
-	}
-	st->packets = gi_cfg_slot_packets(cs); /* with a frame-end packet of its own: one more */
-	st->data_packets = cs->frame_packets;
-	st->payload_bytes = cs->payload_bytes;
-	st->last_bytes = (uint32_t)(cs->frame_bytes - (uint64_t)(cs->frame_packets - 1) * cs->payload_bytes);
-	st->window = cs->reorder_window;
-	st->frame_timeout_ns = (uint64_t)cs->frame_timeout_ms * 1000000u;
-}
 
 /*
  * Can stream b take over a's state and frame ring?  Everything that shapes
@@ -511,7 +475,7 @@ static int apply_stats_listeners(struct gi_daemon *d, const struct gi_config *ne
 	}
 	memcpy(d->cfg.stats.unix_path, n->unix_path, sizeof(n->unix_path));
 	memcpy(d->cfg.stats.listen, n->listen, sizeof(n->listen));
-	rc = gi_daemon_stats_restart(d);
+	rc = gi_daemon_stats_start(d);
 	if (rc == 0) {
 		gi_log(GI_LOG_NOTICE, "reload: stats listeners now unix '%s', listen '%s' (were '%s', '%s')",
 		       n->unix_path, n->listen, keep.unix_path, keep.listen);
@@ -521,7 +485,7 @@ static int apply_stats_listeners(struct gi_daemon *d, const struct gi_config *ne
 		return 0;
 	}
 	d->cfg.stats = keep;
-	int rc2 = gi_daemon_stats_restart(d);
+	int rc2 = gi_daemon_stats_start(d);
 	gi_log(GI_LOG_ERR, "reload: stats listeners unix '%s', listen '%s' could not start: %s; %s", n->unix_path,
 	       n->listen, strerror(-rc),
 	       rc2 == 0 ? "kept the previous ones" : "the previous ones could not restart either: no metrics endpoint");

@@ -17,7 +17,6 @@
 #define GI_RELOAD_H
 
 #include "config.h"
-#include "kernels/stream.h"
 
 struct gi_daemon;
 
@@ -29,12 +28,5 @@ struct gi_daemon;
  */
 int gi_reload(struct gi_daemon *d);
 
-/*
- * A stream's runtime parameters from its config entry: format and its
- * parameters, geometry, window, timeout (not its ring, chain link or
- * state).  Shared by start-up (main.c) and reload so both build streams
- * the same way.
- */
-void gi_stream_rt_configure(struct gi_stream_rt *st, const struct gi_cfg_stream *cs);
 
 #endif /* GI_RELOAD_H */
