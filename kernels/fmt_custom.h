@@ -69,8 +69,47 @@ struct gi_fmt_custom_params {
 	uint32_t trailer_bytes;  /* after the payload */
 	uint32_t pad;
 };
-GI_STATIC_ASSERT(sizeof(struct gi_fmt_custom_params) <= sizeof(((struct gi_format_params *)0)->fmt),
+
+/*
+ * The map lives in gi_format_params.fmt as 64-bit words, packed and
+ * unpacked field by field like vita49's and rocev2's parameters (no type
+ * punning of fmt): field k is words 2k (mask) and 2k + 1 (offset | width
+ * << 32 | endian << 40 | shift << 48); then header_bytes | payload_offset
+ * << 32, and trailer_bytes.
+ */
+#define GI_FMT_CUSTOM_WORDS (2u * GI_CUSTOM__FIELDS + 2u)
+GI_STATIC_ASSERT(GI_FMT_CUSTOM_WORDS <= sizeof(((struct gi_format_params *)0)->fmt) / sizeof(uint64_t),
 		 "custom map must fit gi_format_params.fmt");
+
+GI_HD static inline struct gi_fmt_custom_params gi_fmt_custom(const struct gi_format_params *fp)
+{
+	struct gi_fmt_custom_params p;
+	for (uint32_t k = 0; k < GI_CUSTOM__FIELDS; k++) {
+		uint64_t w = fp->fmt[2 * k + 1];
+		p.f[k].mask = fp->fmt[2 * k];
+		p.f[k].offset = (uint32_t)w;
+		p.f[k].width = (uint8_t)(w >> 32);
+		p.f[k].endian = (uint8_t)(w >> 40);
+		p.f[k].shift = (uint8_t)(w >> 48);
+		p.f[k].pad = 0;
+	}
+	p.header_bytes = (uint32_t)fp->fmt[2 * GI_CUSTOM__FIELDS];
+	p.payload_offset = (uint32_t)(fp->fmt[2 * GI_CUSTOM__FIELDS] >> 32);
+	p.trailer_bytes = (uint32_t)fp->fmt[2 * GI_CUSTOM__FIELDS + 1];
+	p.pad = 0;
+	return p;
+}
+
+static inline void gi_fmt_custom_store(struct gi_format_params *fp, const struct gi_fmt_custom_params *p)
+{
+	for (uint32_t k = 0; k < GI_CUSTOM__FIELDS; k++) {
+		fp->fmt[2 * k] = p->f[k].mask;
+		fp->fmt[2 * k + 1] = (uint64_t)p->f[k].offset | (uint64_t)p->f[k].width << 32 |
+				     (uint64_t)p->f[k].endian << 40 | (uint64_t)p->f[k].shift << 48;
+	}
+	fp->fmt[2 * GI_CUSTOM__FIELDS] = (uint64_t)p->header_bytes | (uint64_t)p->payload_offset << 32;
+	fp->fmt[2 * GI_CUSTOM__FIELDS + 1] = p->trailer_bytes;
+}
 
 /* The field's raw bytes as an integer in the given byte order. */
 GI_HD static inline uint64_t gi_custom_load(const uint8_t *p, uint32_t width, uint32_t little)
@@ -92,7 +131,7 @@ GI_HD static inline int gi_fmt_custom_parse(const struct gi_format_params *fp, c
 					    uint32_t hdr_avail, uint32_t packets, uint32_t payload_bytes, uint32_t last_bytes,
 					    struct gi_pkt_info *pi)
 {
-	const struct gi_fmt_custom_params *cp = (const struct gi_fmt_custom_params *)fp->fmt;
+	const struct gi_fmt_custom_params map = gi_fmt_custom(fp), *cp = &map;
 	gi_pkt_info_clear(pi);
 
 	if (len < cp->header_bytes || hdr_avail < cp->header_bytes)
@@ -159,12 +198,12 @@ static inline int gi_custom_value_bits(uint64_t mask, uint32_t shift)
  */
 static inline void gi_fmt_custom_setup(struct gi_format_params *fp, const struct gi_fmt_custom_params *map)
 {
-	struct gi_fmt_custom_params *cp = (struct gi_fmt_custom_params *)fp->fmt;
+	struct gi_fmt_custom_params full = *map, *cp = &full;
 
-	*cp = *map;
 	for (uint32_t k = 0; k < GI_CUSTOM__FIELDS; k++)
 		if (cp->f[k].width && cp->f[k].mask == 0)
 			cp->f[k].mask = gi_custom_full_mask(cp->f[k].width);
+	gi_fmt_custom_store(fp, cp);
 	fp->seq_bits = (uint32_t)gi_custom_value_bits(cp->f[GI_CUSTOM_SEQ].mask, cp->f[GI_CUSTOM_SEQ].shift);
 	if (cp->f[GI_CUSTOM_FRAME].width)
 		fp->frame_bits =
