@@ -1,0 +1,237 @@
+/*
+ * stream_publish.h — how a stream's frames become final and visible:
+ * next_frame, the consumers' mirror, the sender's frame CRC check, the
+ * seqlock publication (per frame, or deferred to the batch's end).
+ *
+ * Part of stream.h, which includes it after the stream's types and slot
+ * helpers; include stream.h, not this file.
+ */
+#ifndef GI_STREAM_PUBLISH_H
+#define GI_STREAM_PUBLISH_H
+
+/* ---- visibility --------------------------------------------------------------- */
+
+/* Consumers learn that frames below `next` are final (now, or at the batch's end when deferred). */
+GI_HD static inline void gi_stream_set_next(struct gi_stream_rt *st, uint64_t next)
+{
+	st->next_pub = next;
+	if (st->defer)
+		return;
+	st->vis_next = next;
+	GI_STORE_RELEASE_U64(&st->ring->next_frame, next);
+	if (st->mirror)
+		GI_STORE_RELEASE_U64(&st->mirror->next_frame, next);
+}
+
+
+/* The slot's metadata and bitmap to the consumers' mirror; its seq word last. */
+GI_HD static inline void gi_mirror_copy(struct gi_stream_rt *st, const struct gi_frame_slot *s)
+{
+	struct gi_frame_slot *m = gi_stream_mirror_slot(st, s->frame);
+	const uint64_t *bm = (const uint64_t *)(s + 1);
+	uint64_t *mbm = gi_frame_bitmap(m);
+	m->frame = s->frame;
+	m->first_ts_ns = s->first_ts_ns;
+	m->first_rx_ns = s->first_rx_ns;
+	m->publish_ns = s->publish_ns;
+	m->expected = s->expected;
+	m->received = s->received;
+	m->state = s->state;
+	m->sensor_id = s->sensor_id;
+	m->sensor_frame = s->sensor_frame;
+	m->sender = s->sender;
+	for (uint32_t w = 0; w < gi_frame_bitmap_words(st->packets); w++)
+		mbm[w] = bm[w];
+}
+
+/* ---- the sender's frame CRC (rocev2.frame_crc: verify) ---------------------------- */
+
+/* Does the stream check its frames against the sender's record (rocev2.frame_crc: verify)? */
+GI_HD static inline int gi_stream_verifies(const struct gi_stream_rt *st)
+{
+	return st->format == GI_FORMAT_ROCEV2 && gi_fmt_rocev2(&st->fp).frame_crc;
+}
+
+/* Does final frame s get checked against its sender record, and is it not yet? */
+GI_HD static inline int gi_frame_verify_wanted(const struct gi_stream_rt *st, const struct gi_frame_slot *s)
+{
+	return gi_stream_verifies(st) && s->state == GI_FRAME_COMPLETE && s->sender.kind == GI_SENDER_HSB &&
+	       s->sender.crc_state == GI_CRC_UNCHECKED;
+}
+
+GI_HD static inline uint64_t gi_stream_frame_bytes(const struct gi_stream_rt *st)
+{
+	return (uint64_t)(st->data_packets - 1) * st->payload_bytes + st->last_bytes;
+}
+
+/*
+ * Worker w of nw: its slice of frame s's bytes, the register from 0 over
+ * it shifted past the bytes after it, XORed into crc_acc (zeroed when the
+ * frame opened).  Every worker of the frame calls this once, then a
+ * barrier, then gi_frame_verify_end().  On the host one worker takes the
+ * whole frame at the library's speed.
+ */
+GI_HD static inline void gi_frame_verify_part(const struct gi_stream_rt *st, struct gi_frame_slot *s, uint32_t w,
+					      uint32_t nw, const uint32_t *t8)
+{
+	uint64_t fb = gi_stream_frame_bytes(st);
+	uint64_t per = (fb / nw + 8) & ~7ull; /* eight-byte steps for slice-by-8 */
+	uint64_t lo = (uint64_t)w * per, hi = GI_MIN(fb, lo + per);
+
+	if (lo >= hi)
+		return;
+	uint32_t r = gi_crc32_bytes(0, gi_stream_payload(st, s, 0) + lo, hi - lo, t8);
+	GI_ATOMIC_XOR_U32(&s->sender.crc_acc, gi_crc32_shift(r, fb - hi));
+}
+
+/*
+ * One worker, after every part: the frame's CRC from the register ~0 (what
+ * HSB sends: ~crc32 in zlib's terms), against the record; the bytes the
+ * record says were written against the frame's.  A mismatch makes the
+ * frame corrupt, and it is counted so, not as complete.
+ */
+GI_HD static inline void gi_frame_verify_end(struct gi_stream_rt *st, struct gi_frame_slot *s)
+{
+	uint64_t fb = gi_stream_frame_bytes(st);
+	uint32_t crc = gi_crc32_shift(0xffffffffu, fb) ^ s->sender.crc_acc;
+
+	s->sender.crc_state = crc == s->sender.crc ? GI_CRC_OK : GI_CRC_MISMATCH;
+	if (s->sender.crc_state == GI_CRC_OK && s->sender.bytes_written == fb)
+		return;
+	s->state = GI_FRAME_CORRUPT;
+	GI_COUNTER_ADD(&st->c.frames[GI_FRAMES_COMPLETE], (uint64_t)0 - 1u);
+	GI_COUNTER_ADD(&st->c.frames[GI_FRAMES_CORRUPT], 1);
+}
+
+/* One worker checks frame s: its CRC summed by the CTA already (`parts`), or alone now. */
+GI_HD static inline void gi_frame_verify(struct gi_stream_rt *st, struct gi_frame_slot *s, uint32_t parts)
+{
+	if (!gi_frame_verify_wanted(st, s))
+		return;
+	if (!parts)
+		gi_frame_verify_part(st, s, 0, 1, NULL);
+	gi_frame_verify_end(st, s);
+}
+
+/* A final frame becomes readable: every payload byte, bitmap bit and header word before its even seq. */
+GI_HD static inline void gi_frame_make_visible(struct gi_stream_rt *st, struct gi_frame_slot *s)
+{
+	gi_frame_verify(st, s, 0);
+	if (st->mirror) {
+		gi_mirror_copy(st, s);
+		GI_STORE_RELEASE_U64(&gi_stream_mirror_slot(st, s->frame)->seq, 2 * s->frame + 2);
+	}
+	GI_STORE_RELEASE_U64(&s->seq, 2 * s->frame + 2);
+}
+
+/*
+ * Make frame f final: its state, the frame counters, its loss and latency.
+ * Visible to consumers at once, or — deferred — by gi_stream_make_visible().
+ */
+GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_frame_slot *s, uint32_t state,
+					  uint64_t now)
+{
+	uint32_t received = s->received;
+	uint32_t kind = received == s->expected ? GI_FRAMES_COMPLETE
+			: state == GI_FRAME_TIMED_OUT ? GI_FRAMES_TIMED_OUT : GI_FRAMES_PARTIAL;
+
+	s->state = received == s->expected ? (uint32_t)GI_FRAME_COMPLETE : state;
+	s->publish_ns = now;
+	GI_COUNTER_ADD(&st->c.frames[kind], 1);
+	GI_COUNTER_ADD(&st->c.lost, s->expected - received);
+	gi_hist_observe(&st->frame_latency, now > s->first_rx_ns ? now - s->first_rx_ns : 0);
+	if (!st->defer) {
+		gi_frame_make_visible(st, s);
+		return;
+	}
+	if (st->pend_n++ == 0)
+		st->pend_lo = st->pend_hi = s->frame;
+	st->pend_lo = GI_MIN(st->pend_lo, s->frame);
+	st->pend_hi = GI_MAX(st->pend_hi, s->frame);
+}
+
+/*
+ * The frames finalised in a deferred round that are still invisible: pass
+ * 0 checks them against their sender's record if asked (finishing what
+ * pass 2 began) and copies their metadata to the mirror, pass 1 stores
+ * their even seqlock words; pass 2, before them, is worker w of nw
+ * summing its part of each frame's CRC (the GPU's CTA, t8 its tables).
+ * Pending frames sit in distinct slots (gi_seq_open() stalls rather than
+ * reuse one), so a scan of [pend_lo, pend_hi] — or of every slot when a
+ * resync spread them further apart — finds each exactly once; no pass
+ * changes what the scan reads, so every pass finds the same ones.
+ */
+GI_HD static inline void gi_stream_pending_pass(struct gi_stream_rt *st, int pass, uint32_t w, uint32_t nw,
+						const uint32_t *t8)
+{
+	uint64_t n_slots = st->div_slots.d;
+	int range = st->pend_hi - st->pend_lo < n_slots;
+	uint64_t end = range ? st->pend_hi - st->pend_lo + 1 : n_slots;
+
+	for (uint64_t k = 0; k < end; k++) {
+		uint64_t f = range ? st->pend_lo + k : k;
+		struct gi_frame_slot *s = gi_stream_slot(st, f);
+		if (s->state == GI_FRAME_FILLING || !(range ? s->frame == f && s->seq == 2 * f + 1 : (s->seq & 1) != 0))
+			continue;
+		if (pass == 2) {
+			if (gi_frame_verify_wanted(st, s))
+				gi_frame_verify_part(st, s, w, nw, t8);
+			continue;
+		}
+		if (pass == 0) {
+			gi_frame_verify(st, s, st->crc_parts); /* pass 2's parts summed, or the whole frame now */
+			if (st->mirror)
+				gi_mirror_copy(st, s);
+			continue;
+		}
+		if (st->mirror)
+			GI_STORE_RELAXED_U64(&gi_stream_mirror_slot(st, s->frame)->seq, 2 * s->frame + 2);
+		GI_STORE_RELAXED_U64(&s->seq, 2 * s->frame + 2);
+	}
+}
+
+/* Consumers may read first_frame and next_frame once they acquire `started`. */
+GI_HD static inline void gi_stream_publish_start(struct gi_stream_rt *st)
+{
+	GI_STORE_RELEASE_U32(&st->ring->started, 1);
+	if (st->mirror)
+		GI_STORE_RELEASE_U32(&st->mirror->started, 1);
+}
+
+/*
+ * End of a deferred round: every frame finalised since it began becomes
+ * visible, then next_frame moves.  The caller has made every payload store
+ * of the round visible to this thread (a barrier on the GPU); one release
+ * fence then covers every payload byte, bitmap bit and header word of all
+ * the round's frames before their even seqlock words, and a second orders
+ * those words before next_frame — two system fences per stream and round,
+ * however many frames it published, where the serial path pays two per
+ * frame.
+ */
+GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st)
+{
+	if (!st->defer)
+		return;
+	st->defer = 0;
+	st->stall = 0;
+	if (st->pend_n) {
+		gi_stream_pending_pass(st, 0, 0, 1, NULL);
+		GI_FENCE_RELEASE();
+		gi_stream_pending_pass(st, 1, 0, 1, NULL);
+		st->pend_n = 0;
+	}
+	st->crc_parts = 0;
+	if (st->next_pub != st->vis_next) {
+		st->vis_next = st->next_pub;
+		GI_FENCE_RELEASE();
+		GI_STORE_RELAXED_U64(&st->ring->next_frame, st->next_pub);
+		if (st->mirror)
+			GI_STORE_RELAXED_U64(&st->mirror->next_frame, st->next_pub);
+	}
+	if (st->start_pending) { /* the stream's first batch: started after first_frame and next_frame */
+		st->start_pending = 0;
+		gi_stream_publish_start(st);
+	}
+}
+
+#endif /* GI_STREAM_PUBLISH_H */

@@ -1,0 +1,438 @@
+/*
+ * stream_seq.h — the stream's window and its packets: publishing the
+ * window's head, epochs and resynchronisation, ticks and flush, locating a
+ * packet's frame and index, and the three steps of a packet (locate, open,
+ * commit) that classify.h and the phases run.
+ *
+ * Part of stream.h, which includes it after stream_publish.h; include
+ * stream.h, not this file.
+ */
+#ifndef GI_STREAM_SEQ_H
+#define GI_STREAM_SEQ_H
+
+/* ---- the window ----------------------------------------------------------------- */
+
+/* Publish the in-order run of complete frames at the head of the window. */
+GI_HD static inline void gi_stream_publish_ready(struct gi_stream_rt *st, uint64_t now)
+{
+	uint64_t f = st->next_pub;
+	while (f <= st->max_frame) {
+		struct gi_frame_slot *s = gi_stream_slot(st, f);
+		if (!gi_frame_is_open(s, f) || s->received != s->expected)
+			break;
+		gi_frame_publish(st, s, GI_FRAME_COMPLETE, now);
+		f++;
+	}
+	if (f != st->next_pub)
+		gi_stream_set_next(st, f);
+}
+
+/*
+ * Make every frame below `new_next` final: open ones are published with
+ * `state` (or complete), never-seen ones are skipped and their packets
+ * counted lost.  O(window), however far new_next jumps.
+ */
+GI_HD static inline void gi_stream_advance(struct gi_stream_rt *st, uint64_t new_next, uint32_t state,
+					   uint64_t now)
+{
+	uint64_t f = st->next_pub;
+	uint64_t scan_end = GI_MIN(new_next, f + st->window);
+	uint64_t skipped = 0;
+
+	for (; f < scan_end; f++) {
+		struct gi_frame_slot *s = gi_stream_slot(st, f);
+		if (gi_frame_is_open(s, f))
+			gi_frame_publish(st, s, state, now);
+		else if (f >= st->min_frame)
+			skipped++;
+	}
+	if (new_next > scan_end)
+		skipped += new_next - scan_end;
+	if (skipped)
+		GI_COUNTER_ADD(&st->c.lost, skipped * st->packets);
+	gi_stream_set_next(st, new_next);
+	/* frames that completed while an older one held the head go out now */
+	gi_stream_publish_ready(st, now);
+}
+
+GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame,
+				       uint32_t sensor_id, uint64_t sensor_frame, uint64_t sender_ts, uint64_t now)
+{
+	uint64_t *bm = gi_frame_bitmap(s);
+
+	/* seqlock writer entry: the odd value must be visible before any slot
+	 * byte changes, so a reader re-checking seq cannot accept a torn frame
+	 * (a release store alone would only order the writes before it); the
+	 * mirror's odd value too, before its slot changes at publication: one
+	 * fence for both */
+	GI_STORE_RELAXED_U64(&s->seq, 2 * frame + 1);
+	if (st->mirror)
+		GI_STORE_RELAXED_U64(&gi_stream_mirror_slot(st, frame)->seq, 2 * frame + 1);
+	GI_FENCE_RELEASE();
+	s->frame = frame;
+	s->first_ts_ns = sender_ts;
+	s->first_rx_ns = now;
+	s->publish_ns = 0;
+	s->expected = st->packets;
+	s->received = 0;
+	s->sensor_id = sensor_id;
+	s->sensor_frame = sensor_frame;
+	s->sender.kind = GI_SENDER_NONE;
+	s->sender.crc_state = GI_CRC_UNCHECKED;
+	s->sender.crc_acc = 0;
+	for (uint32_t w = 0; w < gi_frame_bitmap_words(st->packets); w++)
+		bm[w] = 0;
+	s->state = GI_FRAME_FILLING;
+}
+
+/*
+ * The first packet of a stream.  The window opens window - 1 frames before
+ * it, so packets of earlier frames that were merely reordered behind it are
+ * still placed; frames below the oldest one seen never count as lost.
+ */
+GI_HD static inline void gi_stream_start(struct gi_stream_rt *st, uint64_t frame, uint64_t seq)
+{
+	uint64_t back = GI_MIN(frame, (uint64_t)(st->window - 1));
+
+	gi_stream_derive(st);
+	st->started = 1;
+	st->max_frame = frame;
+	st->min_frame = frame;
+	st->seq_max = seq;
+	st->seq_origin = seq;
+	st->ring->first_frame = frame - back;
+	if (st->mirror)
+		st->mirror->first_frame = frame - back;
+	gi_stream_set_next(st, frame - back);
+	if (st->defer) { /* after next_frame, in gi_stream_make_visible() */
+		st->start_pending = 1;
+		return;
+	}
+	gi_stream_publish_start(st);
+}
+
+/* Close the oldest open frame if its first packet is older than the timeout. */
+GI_HD static inline void gi_stream_tick(struct gi_stream_rt *st, uint64_t now)
+{
+	if (!st->started || st->frame_timeout_ns == 0)
+		return;
+	for (uint64_t f = st->next_pub; f <= st->max_frame && f < st->next_pub + st->window; f++) {
+		struct gi_frame_slot *s = gi_stream_slot(st, f);
+		if (!gi_frame_is_open(s, f))
+			continue;
+		if (now - s->first_rx_ns >= st->frame_timeout_ns)
+			gi_stream_advance(st, f + 1, GI_FRAME_TIMED_OUT, now);
+		break;
+	}
+}
+
+/* Shutdown: everything seen so far becomes final. */
+GI_HD static inline void gi_stream_flush(struct gi_stream_rt *st, uint64_t now)
+{
+	if (st->started && st->next_pub <= st->max_frame)
+		gi_stream_advance(st, st->max_frame + 1, GI_FRAME_PARTIAL, now);
+}
+
+/*
+ * A sender restart (a jump beyond resync_frames): everything open becomes
+ * final and a new epoch starts at this packet, above every frame number
+ * used so far, so the restart costs no phantom loss and consumers see
+ * frame numbers only grow.
+ */
+GI_HD static inline void gi_stream_resync(struct gi_stream_rt *st, uint64_t now)
+{
+	gi_stream_flush(st, now);
+	GI_COUNTER_ADD(&st->c.resyncs, 1);
+	st->started = 0;
+	st->frame_base = st->max_frame + st->window + 1;
+}
+
+/*
+ * Ring frame numbers stay below this: far above any honest sender's count
+ * (2^62 frames at a million frames a second: 146,000 years), far enough
+ * below 2^64 that frame + window arithmetic never wraps, so they only grow.
+ * A 64-bit sender frame counter that starts above it numbers the ring from
+ * 0; packets of ring frames beyond it count as late.  Only a hostile or
+ * broken sender gets near it.
+ */
+#define GI_RING_FRAME_LIMIT (1ull << 62)
+
+/* |v| as unsigned: exact for INT64_MIN too, whose negation overflows. */
+GI_HD static inline uint64_t gi_abs_u64(int64_t v)
+{
+	return v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+}
+
+/*
+ * Where packet `pi` goes: the ring frame number and the packet's index in
+ * it.  Returns 0, or 1 when the packet is late (its frame is final), or 2
+ * when the stream was resynchronised and this packet starts the new epoch.
+ * Distances are 64-bit and wrap like the counters they come from (a
+ * hostile sender of a 64-bit counter reaches any of them): the arithmetic
+ * is unsigned where a signed form could overflow.
+ */
+GI_HD static inline int gi_stream_locate(struct gi_stream_rt *st, const struct gi_pkt_info *pi, uint64_t now,
+					 uint64_t *frame, uint32_t *index)
+{
+	const struct gi_format_params *fp = &st->fp;
+
+	if (st->started) {
+		int64_t sd = gi_extend_delta(st->seq_max, pi->seq, fp->seq_bits);
+		int64_t jump = sd;
+		uint64_t limit = fp->resync_frames * (pi->has_frame ? 1 : st->packets);
+		if (pi->has_frame)
+			jump = gi_extend_delta(st->raw_max, pi->frame, fp->frame_bits);
+		if (limit && gi_abs_u64(jump) > limit)
+			gi_stream_resync(st, now);
+	}
+	if (!st->started) {
+		/* a new epoch.  The first one numbers ring frames as the sender does;
+		 * after a restart they continue above everything used so far. */
+		if (st->epochs++ == 0)
+			st->frame_base = pi->has_frame && pi->frame < GI_RING_FRAME_LIMIT ? pi->frame : 0;
+		st->raw_origin = st->raw_max = pi->frame;
+		gi_stream_start(st, st->frame_base, pi->seq); /* the first packet starts frame frame_base */
+		if (pi->has_offset && !pi->has_frame) /* a RETH anchors the epoch: its offset is its place */
+			st->seq_origin -= gi_div_q(&st->div_payload, pi->byte_off);
+	}
+
+	int64_t sd = gi_extend_delta(st->seq_max, pi->seq, fp->seq_bits);
+	uint64_t seq_ext = st->seq_max + (uint64_t)sd;
+	/* position relative to the epoch's first packet; negative for packets
+	 * reordered ahead of it, which the window (opened window - 1 frames back)
+	 * may still take */
+	int64_t rel;
+	if (pi->has_frame) {
+		int64_t fd = gi_extend_delta(st->raw_max, pi->frame, fp->frame_bits);
+		rel = (int64_t)(st->raw_max - st->raw_origin + (uint64_t)fd);
+		*index = pi->has_offset ? (uint32_t)gi_div_q(&st->div_payload, pi->byte_off) : pi->pkt_index;
+		if (fd > 0)
+			st->raw_max += (uint64_t)fd;
+	} else {
+		/* floor division of the signed distance n by packets */
+		int64_t n = (int64_t)(seq_ext - st->seq_origin);
+		uint64_t p = st->packets, m = gi_abs_u64(n);
+		uint64_t q = gi_div_q(&st->div_packets, m), r = m - q * p;
+		if (n >= 0) {
+			rel = (int64_t)q;
+			*index = (uint32_t)r;
+		} else {
+			q += r != 0; /* ceil(|n| / p) <= 2^63 */
+			rel = (int64_t)(0 - q);
+			*index = (uint32_t)(q * p - m);
+		}
+	}
+	if (rel < 0 && gi_abs_u64(rel) > st->frame_base)
+		return 1; /* below ring frame 0 */
+	*frame = st->frame_base + (uint64_t)rel; /* frame_base < 2^62 + window + 1, rel < 2^63: no wrap */
+	if (*frame >= GI_RING_FRAME_LIMIT)
+		return 1;
+	if (*frame < st->next_pub)
+		return 1;
+	if (sd < 0)
+		GI_COUNTER_ADD(&st->c.reordered, 1);
+	else
+		st->seq_max = seq_ext;
+	return 0;
+}
+
+/* Does this packet belong to stream st?  (Chained streams share a UDP port.) */
+GI_HD static inline int gi_stream_match(const struct gi_stream_rt *st, const uint8_t *udp_payload, uint32_t len)
+{
+	switch (st->format) {
+	case GI_FORMAT_VITA49:
+		return gi_fmt_vita49_match(&st->fp, udp_payload, len);
+	case GI_FORMAT_ROCEV2:
+		return gi_fmt_rocev2_match(&st->fp, udp_payload, len);
+	default:
+		(void)udp_payload;
+		(void)len;
+		return 1; /* one stream per (port, UDP port) */
+	}
+}
+
+/*
+ * The stream's format parser: 0 and `pi` filled, or a gi_drop_reason.
+ * Pure: it reads the stream's configuration only (the checks that depend
+ * on its sequencing state are gi_seq_locate()'s).  `icrc`: verify a
+ * rocev2 ICRC now, or leave it to the caller (pi->icrc_pending).
+ */
+GI_HD static inline int gi_stream_parse_ex(const struct gi_stream_rt *st, const struct gi_l4 *l4, const uint8_t *pkt,
+					   uint32_t hdr_len, const uint8_t *seg1, int icrc_now, struct gi_pkt_info *pi)
+{
+	const uint8_t *u = pkt + l4->payload_off;
+	uint32_t avail = hdr_len > l4->payload_off ? hdr_len - l4->payload_off : 0;
+
+	switch (st->format) {
+	case GI_FORMAT_UDP_SEQ:
+		return gi_fmt_udp_seq_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes,
+					    st->last_bytes, pi);
+	case GI_FORMAT_VITA49:
+		return gi_fmt_vita49_parse(&st->fp, u, l4->payload_len, avail, pi);
+	case GI_FORMAT_ROCEV2:
+		/* the ICRC covers the payload: seg1 (buffer split) is read too */
+		return gi_fmt_rocev2_parse(&st->fp, pkt, hdr_len, seg1, l4, st->packets, st->payload_bytes, icrc_now, pi);
+	case GI_FORMAT_CUSTOM:
+		return gi_fmt_custom_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes,
+					   st->last_bytes, pi);
+	default:
+		gi_pkt_info_clear(pi);
+		return GI_DROP_NO_STREAM;
+	}
+}
+
+GI_HD static inline int gi_stream_parse(const struct gi_stream_rt *st, const struct gi_l4 *l4, const uint8_t *pkt,
+					uint32_t hdr_len, const uint8_t *seg1, struct gi_pkt_info *pi)
+{
+	return gi_stream_parse_ex(st, l4, pkt, hdr_len, seg1, 1, pi);
+}
+
+/* ---- the three steps of a packet ------------------------------------------------ */
+
+enum gi_seq_result {
+	GI_SEQ_PLACE = 0, /* copy its payload, then gi_seq_commit() */
+	GI_SEQ_DONE,      /* accounted for: late, duplicate, or a drop reason in *drop */
+	GI_SEQ_STALL,     /* deferred only: its slot holds a frame not yet visible; retry after make_visible */
+};
+
+/*
+ * Step 1.  The checks that depend on the stream's state, in the serial
+ * order (rocev2 VA, geometry, lateness, index), then the window push.
+ * GI_SEQ_PLACE with frame and index set, or GI_SEQ_DONE (late counted here, or a
+ * drop reason in *drop, counted by the caller).
+ */
+GI_HD static inline int gi_seq_locate(struct gi_stream_rt *st, const struct gi_pkt_info *pi, uint64_t now,
+				      uint64_t *frame, uint32_t *index, uint32_t *drop)
+{
+	*drop = GI_DROP__COUNT;
+	if (st->format == GI_FORMAT_ROCEV2) {
+		int why = gi_fmt_rocev2_check_va(&st->fp, pi, st->started, st->seq_max, st->seq_origin, st->packets,
+						 st->payload_bytes);
+		if (why) {
+			*drop = (uint32_t)why;
+			return GI_SEQ_DONE;
+		}
+	}
+	if (pi->payload_len != st->payload_bytes && pi->payload_len != st->last_bytes &&
+	    !(pi->meta && pi->payload_len == 0)) {
+		*drop = GI_DROP_MALFORMED_GEOMETRY;
+		return GI_SEQ_DONE;
+	}
+	if (gi_stream_locate(st, pi, now, frame, index)) {
+		GI_COUNTER_ADD(&st->c.late, 1);
+		return GI_SEQ_DONE;
+	}
+	if (*index >= st->packets) {
+		*drop = GI_DROP_MALFORMED_INDEX;
+		return GI_SEQ_DONE;
+	}
+	if (pi->payload_len != gi_stream_pkt_bytes(st, *index)) {
+		*drop = GI_DROP_MALFORMED_LENGTH; /* a short packet that is not the frame's last, or a full-size last */
+		return GI_SEQ_DONE;
+	}
+	if (pi->meta && *index + 1 < st->data_packets) {
+		*drop = GI_DROP_MALFORMED_INDEX; /* a frame-end record before the frame's last data */
+		return GI_SEQ_DONE;
+	}
+	if (*frame >= st->next_pub + st->window)
+		gi_stream_advance(st, *frame - st->window + 1, GI_FRAME_PARTIAL, now);
+	return GI_SEQ_PLACE;
+}
+
+/* The frame number a frame's header carries: the sender's (its width), or the count since the epoch began. */
+GI_HD static inline uint64_t gi_seq_sensor_frame(const struct gi_stream_rt *st, const struct gi_pkt_info *pi,
+						 uint64_t frame)
+{
+	return pi->has_frame ? (pi->frame & ((st->fp.frame_bits >= 64 ? 0 : 1ull << st->fp.frame_bits) - 1))
+			     : frame - st->frame_base;
+}
+
+/*
+ * A packet that carries the sender's frame-end record (pi->meta), once it
+ * is placed: the record's frame number extended to 64 bits (the stream's
+ * newest so far the reference) and its start of frame into the slot.  The
+ * record's other fields come from the packet where its payload is copied
+ * (gi_frame_sender_store).  Per stream, in batch order, on every path.
+ */
+GI_HD static inline void gi_seq_sender(struct gi_stream_rt *st, struct gi_frame_slot *s, const struct gi_pkt_info *pi)
+{
+	uint64_t ext = st->sender_seen ? st->sender_max + (uint64_t)gi_extend_delta(st->sender_max, pi->frame, 16)
+				       : pi->frame;
+	if (!st->sender_seen || (int64_t)(ext - st->sender_max) > 0)
+		st->sender_max = ext;
+	st->sender_seen = 1;
+	s->sender.frame_number = ext;
+	s->first_ts_ns = pi->timestamp; /* the sender's PTP start of frame */
+}
+
+/* The rest of a frame-end record, read from the packet at `m` (from its start): one worker. */
+GI_HD static inline void gi_frame_sender_store(struct gi_frame_slot *s, const uint8_t *pkt, uint32_t hdr_len,
+					       const uint8_t *seg1, uint32_t m)
+{
+	s->sender.flags = gi_seg_be32(pkt, hdr_len, seg1, m + GI_HSB_META_FLAGS);
+	s->sender.psn = gi_seg_be32(pkt, hdr_len, seg1, m + GI_HSB_META_PSN);
+	s->sender.crc = gi_seg_be32(pkt, hdr_len, seg1, m + GI_HSB_META_CRC);
+	s->sender.sof_ns = gi_seg_be64(pkt, hdr_len, seg1, m + GI_HSB_META_SOF_S) * 1000000000ull +
+			   gi_seg_be32(pkt, hdr_len, seg1, m + GI_HSB_META_SOF_NS);
+	s->sender.bytes_written = gi_seg_be64(pkt, hdr_len, seg1, m + GI_HSB_META_BYTES_WRITTEN);
+	s->sender.meta_ns = gi_seg_be64(pkt, hdr_len, seg1, m + GI_HSB_META_META_S) * 1000000000ull +
+			    gi_seg_be32(pkt, hdr_len, seg1, m + GI_HSB_META_META_NS);
+	s->sender.kind = GI_SENDER_HSB;
+}
+
+/*
+ * Step 2.  Open the packet's frame if it is not, and claim its bit: the
+ * first copy is placed, any other is a duplicate (counted here).  One
+ * writer per stream: a plain read-modify-write of the bitmap word.
+ */
+GI_HD static inline int gi_seq_open(struct gi_stream_rt *st, const struct gi_pkt_info *pi, uint64_t frame,
+				    uint32_t index, uint64_t now, struct gi_frame_slot **slot)
+{
+	struct gi_frame_slot *s = gi_stream_slot(st, frame);
+
+	if (!gi_frame_is_open(s, frame)) {
+		/* deferred: its previous frame is final but not yet visible; it must
+		 * not be overwritten before the batch's payloads and commit are in */
+		if (st->defer && st->pend_n && (s->seq & 1) && s->frame != frame) {
+			st->stall = 1;
+			return GI_SEQ_STALL;
+		}
+		gi_frame_open(st, s, frame, pi->sensor_id, gi_seq_sensor_frame(st, pi, frame), pi->timestamp, now);
+	}
+	uint64_t bit = 1ull << (index & 63);
+	uint64_t *word = &gi_frame_bitmap(s)[index >> 6];
+	uint64_t old = *word;
+	if (old & bit) {
+		GI_COUNTER_ADD(&st->c.duplicates, 1);
+		return GI_SEQ_DONE;
+	}
+	*word = old | bit;
+	if (frame > st->max_frame)
+		st->max_frame = frame;
+	if (frame < st->min_frame)
+		st->min_frame = frame;
+	*slot = s;
+	return GI_SEQ_PLACE;
+}
+
+/*
+ * Step 3.  The packet's payload is in (serial), or will be before the
+ * frame becomes visible (deferred): count it, then end its frame if the
+ * sender says so, or publish the complete frames at the window's head.
+ */
+GI_HD static inline void gi_seq_commit(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame,
+				       uint32_t index, uint32_t len, uint32_t closes, uint64_t now)
+{
+	s->received++;
+	if (index < st->data_packets)
+		GI_COUNTER_ADD(&st->c.packets, 1);
+	else
+		GI_COUNTER_ADD(&st->c.metadata, 1); /* a frame-end packet: the sender's record, no data */
+	GI_COUNTER_ADD(&st->c.bytes, len);
+	if (closes && frame >= st->next_pub)
+		gi_stream_advance(st, frame + 1, GI_FRAME_PARTIAL, now); /* the sender says it is done */
+	else if (s->received == s->expected)
+		gi_stream_publish_ready(st, now); /* returns at once unless the head frame is complete */
+}
+
+#endif /* GI_STREAM_SEQ_H */
