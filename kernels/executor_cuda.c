@@ -1,6 +1,11 @@
 /*
  * executor_cuda.c — host side of the cuda executor (CUDA driver API).
  *
+ * About 810 lines, kept whole on purpose: setup, the launcher thread and
+ * teardown share the state of one struct gi_cuda_exec and the order of
+ * its driver calls (map, copy, launch, synchronise, copy back, unmap);
+ * split apart, that order would be spread over files.
+ *
  * Makes what the kernels touch visible to the GPU and runs them, one CTA of
  * executor.threads_per_ring threads per ring group (exec_cuda.h):
  *   - batch rings and frame rings live in host memory (or already in device

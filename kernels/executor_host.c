@@ -1,0 +1,466 @@
+/*
+ * executor_host.c — the host backend (executor.c has the table): workers
+ * that run the phases of batch.h, or the serial reference path, on whole
+ * ring groups; threads mode (host_loop) or inline on the rx lcores
+ * (gi_exec_worker_poll); ticks, consumer wake-ups, the drain at stop, and
+ * the live stream swap of a single worker.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor_internal.h"
+#include "frame_wake.h"
+#include "phase_commit.h"
+#include "phase_parse.h"
+#include "phase_place.h"
+#include "phase_sequence.h"
+
+/* ---- one batch on one worker ------------------------------------------------ */
+
+void gi_exec_slot_host(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, struct gi_batch_slot *slot,
+		       uint32_t max_pkts, uint32_t split, uint64_t now)
+{
+	struct gi_pkt_desc d;
+	struct gi_place pl;
+	uint32_t n = GI_MIN(slot->n_pkts, max_pkts);
+
+	for (uint32_t i = 0; i < n; i++) {
+		gi_slot_pkt(slot, max_pkts, split, i, &d);
+		if (gi_exec_classify(ctx, ctr, slot->port, d.pkt, d.len, d.seg1, d.hdr_len, now, &pl)) {
+			gi_place_copy(&pl, 0, 1);
+			gi_exec_commit(ctx, &pl, now);
+		}
+	}
+	GI_COUNTER_ADD(&ctr->packets, n);
+	GI_COUNTER_ADD(&ctr->batches, 1);
+}
+
+void gi_exec_slot_phased(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, uint32_t owner,
+			 struct gi_batch_slot *slot, uint32_t max_pkts, uint32_t split, uint64_t now,
+			 struct gi_batch_hdr *h)
+{
+	uint32_t more;
+
+	gi_batch_begin(h, GI_MIN(slot->n_pkts, max_pkts));
+	gi_phase_parse(ctx, owner, slot, max_pkts, split, h, 1, 0, 1);
+	do {
+		more = gi_phase_sequence_all(ctx, h, max_pkts, now);
+		gi_phase_place(ctx, slot, max_pkts, split, h, 0, 1, 0, 1);
+		gi_phase_commit_all(ctx, h, max_pkts);
+		h->round++;
+	} while (more);
+	gi_batch_end(h, ctr);
+}
+
+/* ---- host workers ------------------------------------------------------------ */
+
+/* Consumers asleep on the worker's streams learn of frames it published (frame_wake.h). */
+static void worker_wake(struct gi_exec_worker *w)
+{
+	struct gi_exec_ctx *ctx = w->ex->conf.ctx;
+
+	if (w->owner == GI_GROUP_ANY) {
+		for (uint32_t s = 0; s < ctx->n_streams; s++)
+			gi_stream_wake(&ctx->streams[s]);
+		return;
+	}
+	for (uint32_t k = 0; k < w->n_streams; k++)
+		gi_stream_wake(&ctx->streams[w->streams[k]]);
+}
+
+static void worker_tick(struct gi_exec_worker *w, uint64_t now, int flush)
+{
+	struct gi_exec_ctx *ctx = w->ex->conf.ctx;
+
+	/* one worker owns every stream, also those a live reload added */
+	if (w->owner == GI_GROUP_ANY) {
+		for (uint32_t s = 0; s < ctx->n_streams; s++)
+			flush ? gi_stream_flush(&ctx->streams[s], now) : gi_stream_tick(&ctx->streams[s], now);
+	} else {
+		for (uint32_t k = 0; k < w->n_streams; k++)
+			flush ? gi_stream_flush(&ctx->streams[w->streams[k]], now)
+			      : gi_stream_tick(&ctx->streams[w->streams[k]], now);
+	}
+	worker_wake(w);
+}
+
+/* Process what is pending on the worker's rings; returns the number of batches. */
+static uint32_t worker_serve(struct gi_exec_worker *w)
+{
+	struct gi_executor *ex = w->ex;
+	uint32_t done = 0;
+
+	for (uint32_t k = 0; k < w->n_rings; k++) {
+		struct gi_batch_ring *ring = ex->conf.rings[w->rings[k]];
+		uint64_t tail = w->tails[k];
+		uint64_t pending = gi_ring_pending(ring, tail);
+
+		for (; pending > 0; pending--, tail++, done++) {
+			struct gi_batch_slot *slot = gi_ring_slot(ring, tail);
+			uint64_t t0 = gi_now_ns();
+			if (ex->conf.pipeline == GI_PIPE_SERIAL)
+				gi_exec_slot_host(ex->conf.ctx, &w->ctr, slot, ring->max_pkts, ring->split, t0);
+			else
+				gi_exec_slot_phased(ex->conf.ctx, &w->ctr, w->owner, slot, ring->max_pkts, ring->split, t0,
+						    w->scratch);
+			uint64_t t1 = gi_now_ns();
+			gi_hist_observe(&w->ctr.batch_latency, t1 > slot->t_publish_ns ? t1 - slot->t_publish_ns : 0);
+			GI_COUNTER_ADD(&w->ctr.busy_ns, t1 - t0);
+			gi_ring_complete(ring, tail);
+			worker_wake(w);
+		}
+		w->tails[k] = tail;
+	}
+	return done;
+}
+
+uint32_t gi_exec_worker_poll(struct gi_exec_worker *w)
+{
+	uint32_t paused = __atomic_load_n(&w->ex->paused, __ATOMIC_RELAXED);
+	uint32_t n = 0;
+
+	if (paused == GI_EXEC_RUN) {
+		n = worker_serve(w);
+		GI_COUNTER_ADD(&w->ctr.loops, 1);
+	}
+	uint64_t now = gi_now_ns();
+	if (now >= w->next_tick) {
+		worker_tick(w, now, 0);
+		w->next_tick = now + w->ex->conf.tick_ns;
+	}
+	return n;
+}
+
+/* A stream table handed over by gi_executor_swap_streams(). */
+struct host_swap {
+	struct gi_exec_ctx next;
+	const int32_t *carry;
+};
+
+/*
+ * The (only) worker, between batches.  Carried streams keep everything but
+ * their live parameters (window, timeout, format params with resync limit,
+ * chain link), which come from the new table.
+ */
+static void host_apply_swap(struct gi_executor *ex, const struct host_swap *sw, uint64_t now)
+{
+	struct gi_exec_ctx *cur = ex->conf.ctx;
+	static uint8_t kept[65536]; /* the one worker only; indices are uint16_t */
+
+	memset(kept, 0, cur->n_streams);
+	for (uint32_t j = 0; j < sw->next.n_streams; j++) {
+		int32_t i = sw->carry[j];
+		if (i < 0 || (uint32_t)i >= cur->n_streams)
+			continue;
+		struct gi_stream_rt *old = &cur->streams[i], *st = &sw->next.streams[j];
+		kept[i] = 1;
+		/* a smaller window: frames beyond it are closed as a new packet would close them */
+		if (old->started && st->window < old->window && old->max_frame >= old->next_pub + st->window)
+			gi_stream_advance(old, old->max_frame - st->window + 1, GI_FRAME_PARTIAL, now);
+		struct gi_stream_rt live = *st;
+		*st = *old;
+		st->window = live.window;
+		st->frame_timeout_ns = live.frame_timeout_ns;
+		st->fp = live.fp;
+		st->next_same_udp = live.next_same_udp;
+	}
+	for (uint32_t i = 0; i < cur->n_streams; i++)
+		if (!kept[i]) {
+			gi_stream_flush(&cur->streams[i], now);
+			gi_stream_wake(&cur->streams[i]);
+		}
+	*cur = sw->next;
+}
+
+static void host_check_mailbox(struct gi_executor *ex)
+{
+	struct host_swap *sw;
+
+	if (!__atomic_load_n(&ex->mailbox, __ATOMIC_RELAXED)) /* the common case: one plain load */
+		return;
+	sw = __atomic_exchange_n(&ex->mailbox, NULL, __ATOMIC_ACQ_REL);
+	if (!sw)
+		return;
+	host_apply_swap(ex, sw, gi_now_ns());
+	__atomic_fetch_add(&ex->swaps_done, 1, __ATOMIC_RELEASE);
+}
+
+static void *host_loop(void *arg)
+{
+	struct gi_exec_worker *w = arg;
+	struct gi_executor *ex = w->ex;
+	struct gi_idle idle;
+
+	gi_idle_init(&idle, ex->conf.idle);
+	w->next_tick = gi_now_ns() + ex->conf.tick_ns;
+	for (;;) {
+		int quit = __atomic_load_n(&ex->quit, __ATOMIC_ACQUIRE);
+		uint32_t paused = __atomic_load_n(&ex->paused, __ATOMIC_RELAXED);
+		uint32_t n = 0;
+
+		if (paused == GI_EXEC_RUN)
+			n = worker_serve(w);
+		if (ex->n_workers == 1)
+			host_check_mailbox(ex); /* between batches: no packet is half classified */
+		/* progress only for a pass that served every ring: counting paused
+		 * passes would hide a stall with batches waiting from the watchdog */
+		if (paused == GI_EXEC_RUN)
+			GI_COUNTER_ADD(&w->ctr.loops, 1);
+		if (quit && n == 0 && paused != GI_EXEC_HANG)
+			break;
+		uint64_t now = gi_now_ns();
+		if (now >= w->next_tick) {
+			worker_tick(w, now, 0);
+			w->next_tick = now + ex->conf.tick_ns;
+		}
+		if (n)
+			gi_idle_work(&idle);
+		else
+			gi_idle_empty(&idle, w->next_tick - now);
+	}
+	worker_tick(w, gi_now_ns(), 1);
+	__atomic_fetch_add(&ex->drained, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int host_start(struct gi_executor *ex)
+{
+	if (ex->conf.mode == GI_EXEC_INLINE)
+		return 0; /* the rx lcores run the workers */
+	for (uint32_t k = 0; k < ex->n_workers; k++) {
+		struct gi_exec_worker *w = &ex->workers[k];
+		pthread_attr_t attr;
+		char name[16];
+		int rc;
+
+		pthread_attr_init(&attr);
+		if (ex->conf.cpu >= 0) {
+			cpu_set_t set;
+			CPU_ZERO(&set);
+			CPU_SET(ex->conf.cpu + (int)k, &set);
+			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		}
+		rc = pthread_create(&w->thread, &attr, host_loop, w);
+		pthread_attr_destroy(&attr);
+		if (rc != 0)
+			return -rc; /* stop() takes down the ones that started */
+		/* 15 characters at most (the kernel's limit): workers past 255 share names */
+		snprintf(name, sizeof(name), ex->n_workers == 1 ? "gi-exec-host" : "gi-exec-host%u", k & 0xffu);
+		pthread_setname_np(w->thread, name);
+		w->running = 1;
+	}
+	return 0;
+}
+
+static int host_stop(struct gi_executor *ex, uint64_t timeout_ns)
+{
+	uint32_t running = 0;
+
+	for (uint32_t k = 0; k < ex->n_workers; k++)
+		running += (uint32_t)ex->workers[k].running;
+	/* paused: resume and drain; hung (test hook): stays hung, stop times out */
+	if (__atomic_load_n(&ex->paused, __ATOMIC_RELAXED) == GI_EXEC_PAUSE)
+		__atomic_store_n(&ex->paused, GI_EXEC_RUN, __ATOMIC_RELAXED);
+	__atomic_store_n(&ex->quit, 1, __ATOMIC_RELEASE);
+	for (uint32_t r = 0; r < ex->conf.n_rings; r++)
+		GI_STORE_RELEASE_U64(&ex->conf.rings[r]->stop, 1);
+
+	if (ex->conf.mode == GI_EXEC_INLINE) {
+		/* the rx lcores have returned: what they left is served here, then flushed */
+		if (__atomic_load_n(&ex->paused, __ATOMIC_RELAXED) == GI_EXEC_HANG)
+			return -ETIMEDOUT;
+		if (__atomic_exchange_n(&ex->drained, 1, __ATOMIC_ACQ_REL))
+			return 0;
+		for (uint32_t k = 0; k < ex->n_workers; k++) {
+			(void)worker_serve(&ex->workers[k]);
+			worker_tick(&ex->workers[k], gi_now_ns(), 1);
+		}
+		return 0;
+	}
+	if (running == 0)
+		return 0;
+	uint64_t deadline = gi_now_ns() + timeout_ns;
+	while (__atomic_load_n(&ex->drained, __ATOMIC_ACQUIRE) < running) {
+		if (gi_now_ns() > deadline)
+			return -ETIMEDOUT; /* leave the threads: they may still touch the rings */
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	for (uint32_t k = 0; k < ex->n_workers; k++)
+		if (ex->workers[k].running) {
+			pthread_join(ex->workers[k].thread, NULL);
+			ex->workers[k].running = 0;
+		}
+	return 0;
+}
+
+void gi_exec_workers_free(struct gi_executor *ex)
+{
+	for (uint32_t k = 0; ex->workers && k < ex->n_workers; k++) {
+		struct gi_exec_worker *w = &ex->workers[k];
+		free(w->rings);
+		free(w->tails);
+		free(w->streams);
+		free(w->scratch);
+	}
+	free(ex->workers);
+	ex->workers = NULL;
+}
+
+static void host_destroy(struct gi_executor *ex)
+{
+	gi_exec_workers_free(ex);
+}
+
+static void host_set_paused(struct gi_executor *ex, int paused)
+{
+	__atomic_store_n(&ex->paused, (uint32_t)paused, __ATOMIC_RELAXED); /* enum gi_exec_pause */
+}
+
+static int host_swap_streams(struct gi_executor *ex, const struct gi_exec_ctx *next, const int32_t *carry,
+			     uint64_t timeout_ns)
+{
+	struct host_swap sw = { .next = *next, .carry = carry };
+	uint64_t done = __atomic_load_n(&ex->swaps_done, __ATOMIC_ACQUIRE);
+	uint64_t deadline = gi_now_ns() + timeout_ns;
+	struct timespec ts = { 0, 200000 };
+
+	if (ex->swap_why[0])
+		return -ENOTSUP;
+	if (!ex->workers[0].running || __atomic_load_n(&ex->quit, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	__atomic_store_n(&ex->mailbox, &sw, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&ex->swaps_done, __ATOMIC_ACQUIRE) == done) {
+		if (gi_now_ns() > deadline) {
+			struct host_swap *expect = &sw;
+			/* take the offer back; if the worker took it first, it is
+			 * applying it right now and acknowledges in a moment */
+			if (__atomic_compare_exchange_n(&ex->mailbox, &expect, NULL, 0, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+				return -ETIMEDOUT;
+			deadline = UINT64_MAX;
+		}
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+const struct gi_executor_ops gi_exec_host_ops = {
+	.name = "host",
+	.start = host_start,
+	.stop = host_stop,
+	.destroy = host_destroy,
+	.set_paused = host_set_paused,
+	.swap_streams = host_swap_streams,
+};
+
+/*
+ * Host workers: threads mode puts group g on worker g % threads; inline
+ * puts it on the worker of the lcore that publishes its rings, which must be
+ * one lcore — two lcores serving one group would write its streams from two
+ * threads.  Sets each stream's group (= its worker) and local index.
+ */
+int gi_exec_workers_build(struct gi_executor *ex, const struct gi_exec_group *groups, uint32_t n_groups, char *err,
+			  size_t errlen)
+{
+	const struct gi_executor_conf *c = &ex->conf;
+	struct gi_exec_ctx *ctx = c->ctx;
+	uint32_t *worker_of = calloc(n_groups ? n_groups : 1, sizeof(*worker_of));
+	uint32_t lcores[64], n_lcores = 0;
+	int rc = 0;
+
+	if (!worker_of)
+		return -ENOMEM;
+	if (c->mode == GI_EXEC_INLINE) {
+		if (!c->ring_lcore) {
+			snprintf(err, errlen, "executor.mode inline: the rx lcore of each ring is not known");
+			free(worker_of);
+			return -EINVAL;
+		}
+		for (uint32_t g = 0; g < n_groups && rc == 0; g++) {
+			uint32_t l = groups[g].n_rings ? c->ring_lcore[groups[g].rings[0]] : 0;
+			for (uint32_t k = 1; k < groups[g].n_rings; k++)
+				if (c->ring_lcore[groups[g].rings[k]] != l) {
+					snprintf(err, errlen,
+						 "executor.mode inline: rings %u and %u may carry the same streams (a port "
+						 "without rte_flow steering spreads them over its queues) but are served by "
+						 "lcores %u and %u; put those queues on one lcore, or use mode threads",
+						 groups[g].rings[0], groups[g].rings[k], l, c->ring_lcore[groups[g].rings[k]]);
+					rc = -EINVAL;
+					break;
+				}
+			uint32_t w = 0;
+			while (w < n_lcores && lcores[w] != l)
+				w++;
+			if (w == n_lcores) {
+				if (n_lcores == 64) {
+					snprintf(err, errlen, "executor.mode inline: more than 64 rx lcores");
+					rc = -E2BIG;
+					break;
+				}
+				lcores[n_lcores++] = l;
+			}
+			worker_of[g] = w;
+		}
+		ex->n_workers = n_lcores ? n_lcores : 1;
+	} else {
+		uint32_t t = c->threads ? c->threads : 1;
+		ex->n_workers = GI_MAX(1u, GI_MIN(t, n_groups));
+		for (uint32_t g = 0; g < n_groups; g++)
+			worker_of[g] = g % ex->n_workers;
+	}
+	/* workers hold cache-line aligned counters: an aligned array */
+	size_t wbytes = GI_ALIGN_UP((size_t)ex->n_workers * sizeof(*ex->workers), GI_CACHE_LINE);
+	ex->workers = rc == 0 ? aligned_alloc(GI_CACHE_LINE, wbytes) : NULL;
+	if (rc == 0 && !ex->workers)
+		rc = -ENOMEM;
+	if (ex->workers)
+		memset(ex->workers, 0, wbytes);
+	for (uint32_t k = 0; rc == 0 && k < ex->n_workers; k++) {
+		struct gi_exec_worker *w = &ex->workers[k];
+		uint32_t nr = 0, ns = 0, max_pkts = 1;
+		w->ex = ex;
+		w->id = k;
+		w->owner = ex->n_workers == 1 ? GI_GROUP_ANY : k;
+		w->lcore = c->mode == GI_EXEC_INLINE && k < n_lcores ? lcores[k] : 0;
+		for (uint32_t g = 0; g < n_groups; g++)
+			if (worker_of[g] == k)
+				nr += groups[g].n_rings, ns += groups[g].n_streams;
+		w->rings = calloc(nr ? nr : 1, sizeof(*w->rings));
+		w->tails = calloc(nr ? nr : 1, sizeof(*w->tails));
+		w->streams = calloc(ns ? ns : 1, sizeof(*w->streams));
+		if (!w->rings || !w->tails || !w->streams) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (uint32_t g = 0; g < n_groups; g++) {
+			if (worker_of[g] != k)
+				continue;
+			for (uint32_t i = 0; i < groups[g].n_rings; i++) {
+				uint32_t r = groups[g].rings[i];
+				w->tails[w->n_rings] = GI_LOAD_RELAXED_U64(&c->rings[r]->tail);
+				w->rings[w->n_rings++] = r;
+				max_pkts = GI_MAX(max_pkts, c->rings[r]->max_pkts);
+			}
+			for (uint32_t i = 0; i < groups[g].n_streams; i++) {
+				uint16_t s = groups[g].streams[i];
+				ctx->streams[s].group = (uint16_t)k;
+				ctx->streams[s].local = (uint16_t)w->n_streams;
+				w->streams[w->n_streams++] = s;
+			}
+		}
+		if (posix_memalign((void **)&w->scratch, GI_CACHE_LINE, gi_batch_scratch_bytes(max_pkts)) != 0) {
+			w->scratch = NULL;
+			rc = -ENOMEM;
+		}
+	}
+	free(worker_of);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "executor: out of memory");
+	return rc;
+}
+

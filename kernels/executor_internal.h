@@ -1,0 +1,55 @@
+/*
+ * executor_internal.h — the executor's state, shared by executor.c (the
+ * backend table, creation, the public calls) and executor_host.c (the host
+ * backend's workers).  Not for use outside kernels/executor*.c.
+ */
+#ifndef GI_EXECUTOR_INTERNAL_H
+#define GI_EXECUTOR_INTERNAL_H
+
+#include <pthread.h>
+
+#include "executor.h"
+
+struct host_swap;
+
+struct gi_exec_worker {
+	struct gi_exec_counters ctr __attribute__((aligned(GI_CACHE_LINE)));
+	struct gi_executor *ex;
+	uint32_t id;
+	uint32_t owner;           /* what its streams' `group` says (GI_GROUP_ANY: it owns every stream) */
+	uint32_t lcore;           /* mode inline: the rx lcore that runs it */
+	uint32_t n_rings;
+	uint32_t *rings;          /* indices into conf.rings */
+	uint64_t *tails;          /* consumer index per ring, this worker only */
+	uint32_t n_streams;
+	uint16_t *streams;        /* for ticks and the final flush */
+	struct gi_batch_hdr *scratch;
+	uint64_t next_tick;
+	pthread_t thread;
+	int running;
+};
+
+struct gi_executor {
+	const struct gi_executor_ops *ops;
+	struct gi_executor_conf conf;
+	uint32_t n_workers;
+	struct gi_exec_worker *workers;
+	uint32_t quit;       /* main → workers: rx is stopped, drain and leave */
+	uint32_t paused;     /* test hook: enum gi_exec_pause */
+	uint32_t drained;    /* workers → main: how many have flushed and left */
+	/* live reload (one worker only): main posts a swap (release), the worker
+	 * takes it between batches (acquire exchange), applies it and bumps swaps_done */
+	struct host_swap *mailbox;
+	uint64_t swaps_done;
+	void *backend;       /* the cuda backend's state */
+	char why[320];       /* how the backend was chosen (gi_executor_why) */
+	char swap_why[200];  /* why streams cannot be swapped live, "" if they can */
+};
+
+/* executor_host.c: the host backend */
+extern const struct gi_executor_ops gi_exec_host_ops;
+int gi_exec_workers_build(struct gi_executor *ex, const struct gi_exec_group *groups, uint32_t n_groups, char *err,
+			  size_t errlen);
+void gi_exec_workers_free(struct gi_executor *ex);
+
+#endif /* GI_EXECUTOR_INTERNAL_H */
