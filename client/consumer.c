@@ -364,7 +364,7 @@ static int wait_change(struct gic_ring *r, uint64_t deadline)
 {
 	uint32_t *word = &r->hdr->wake_seq;
 	uint64_t now = now_ns();
-	uint64_t ns = deadline - now;
+	uint64_t ns = deadline > now ? deadline - now : 0; /* it may have passed since the caller looked */
 	int rc = 0;
 
 	if (r->next_name_check > now && r->next_name_check - now < ns)

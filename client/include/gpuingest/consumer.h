@@ -152,7 +152,9 @@ struct gic_stats {
 	 * timed_out, corrupt, missing, overruns, skipped.
 	 */
 	uint64_t complete, partial, timed_out, corrupt; /* returned by gic_next(), by state */
-	uint64_t missing;        /* no packet of it ever arrived: the daemon skipped its number */
+	uint64_t missing;        /* no packet of it ever arrived: the daemon skipped its number (at a
+				  * stream's start that includes the reorder_window - 1 numbers the
+				  * daemon leaves before the first frame, for packets reordered ahead of it) */
 	uint64_t overruns;       /* reused before it was read, or while it was (gic_valid()/gic_copy()
 				  * found it overwritten: moved here from its state's count) */
 	uint64_t skipped;        /* passed over by gic_skip_to_newest() or GIC_OPEN_LATEST */

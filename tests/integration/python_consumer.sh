@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# python_consumer.sh — the gpuingest Python module (client/python) as the
+# frame consumer: simulator → memif → daemon → frame rings → Python.
+#
+# Two streams of different geometry, each read by py_consumer_check.py,
+# which verifies every frame through the module: payload byte-exact against
+# the simulator's pattern, metadata equal to what the simulator sent,
+# zero-copy views that are the ring itself (host rings) or the device
+# pointer through the CUDA Array Interface and DLPack (GPU rings: the
+# cuda_emu suite runs this with GI_BACKEND=cuda), copy(), valid(), and the
+# library's accounting identity; then check_accounting.py holds its JSON to
+# the daemon's and the simulator's like any consumer's.
+#  1. clean traffic, sender frame numbers wrapping past 2^32: every frame
+#     complete, none overrun, all bytes verified;
+#  2. loss, duplication and reordering: partial frames, verified over the
+#     packets their bitmap says arrived.
+source "$(dirname "$0")/lib.sh"
+need_root
+
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip "needs Debian's /usr/bin/python3"
+"$PY" -c 'import numpy' 2>/dev/null || skip "python3-numpy is not installed (apt-get install python3-numpy)"
+export GPUINGEST_LIBRARY=$GI_BUILD/client/libgpuingest.so.1
+export PYTHONPATH=$GI_SRC/client/python${PYTHONPATH:+:$PYTHONPATH}
+CHECKER=$GI_SRC/tests/integration/py_consumer_check.py
+# a sanitized build's libgpuingest needs its sanitizer's runtime preloaded into Python
+rc=0
+PY_ENV_LINES=$("$PY" "$GI_SRC/tests/python/sanitizer_env.py" "$GPUINGEST_LIBRARY") || rc=$?
+[ "$rc" -eq 77 ] && skip "${PY_ENV_LINES#SKIP: }"
+[ "$rc" -eq 0 ] || fail "sanitizer_env.py: exit status $rc"
+PY_ENV=()
+[ -z "$PY_ENV_LINES" ] || mapfile -t PY_ENV <<<"$PY_ENV_LINES"
+DEVICE=host
+[ "${GI_BACKEND:-host}" = cuda ] && DEVICE=gpu
+
+SOCK=$T/memif.sock
+DEV="net_memif0,role=client,socket=$SOCK,socket-abstract=no"
+
+# start_py_consumer NAME SIM_STREAM_ID [CHECKER_ARGS...] → JSON in $T/frames-NAME.json
+start_py_consumer() {
+  local name=$1 sid=$2; shift 2
+  env "${PY_ENV[@]}" "$PY" "$CHECKER" --shm "/$TAG-$name" --stream "$name" --sensor-id "$sid" --sim "$T/sim.json" \
+    --device "$DEVICE" "$@" >"$T/frames-$name.json" 2>"$T/frames-$name.log" &
+  PIDS+=("$!")
+  CONSUMER_PIDS+=("$!")
+}
+
+# run_case LABEL CHECK_ARGS CHECKER_ARGS SIM_ARGS... (the *_ARGS strings word-split: "" or --clean)
+run_case() {
+  local label=$1 check_args=$2 py_args=$3; shift 3
+  echo "=== $label"
+  write_config "$T/$label.yaml" "$DEV" s0:5000:32:512 s1:5001:20:1000
+  CONSUMER_PIDS=()
+  # the delay lets both Python consumers import numpy and open their rings before the first frame
+  start_sim --streams 2 --dst-port 5000 --geometry 32x512,20x1000 --start-delay-ms 2000 "$@"
+  start_daemon "$T/$label.yaml"
+  # shellcheck disable=SC2086
+  start_py_consumer s0 0 $py_args
+  # shellcheck disable=SC2086
+  start_py_consumer s1 1 $py_args
+  wait_sim
+  wait_delivered "$(sim_sent)"
+  stop_daemon
+  if ! wait_consumers; then
+    cat "$T"/frames-s0.log "$T"/frames-s1.log >&2
+    fail "$label: the Python consumer found mismatches"
+  fi
+  # shellcheck disable=SC2086
+  python3 "$CHECK" --sim "$T/sim.json" --daemon "$T/daemon.json" --stream s0=0 --stream s1=1 \
+    --frames "s0=$T/frames-s0.json" --frames "s1=$T/frames-s1.json" $check_args || fail "$label: accounting"
+  "$PY" - "$T/frames-s0.json" "$T/frames-s1.json" <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    j = json.load(open(path))
+    views = j["zero_copy_checked"] if j["ring"] == "host" else j["dlpack_checked"]
+    print(f"  {j['stream']} ({j['ring']} ring): {j['frames_seen']} frames verified, {j['frames_complete']} complete, "
+          f"{j['frames_partial']} partial, {j['packets_verified']} packets, {j['bytes_verified']} bytes, "
+          f"{views} views checked, sender frames from {j['first_sensor_frame']}")
+PY
+}
+
+run_case clean --clean --clean --frames 150 --rate 40000 --seed 1 --frame-start 4294967246
+run_case impaired "" "" --frames 150 --rate 40000 --seed 7 --loss 0.01 --dup 0.01 --reorder 0.02 --reorder-depth 8
+echo "PASS"
