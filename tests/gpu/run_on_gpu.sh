@@ -11,7 +11,9 @@
 #      host_pinned (memif copies with the CPU, so device-memory packet
 #      buffers need a real NIC); frames are assembled in GPU memory and
 #      gpuingest-frames verifies them byte for byte through CUDA IPC;
-#   3. (BENCH=1) bench/gpu_exec_bench for exactly the cases
+#   3. python_consumer.sh with GPU frames handed to CuPy and/or PyTorch
+#      (whichever imports): same device address, same bytes as copy();
+#   4. (BENCH=1) bench/gpu_exec_bench for exactly the cases
 #      bench/gpu_model.py predicts — 64 B (batch 256), 1 KiB and 8 KiB
 #      (batch 64), 1 and 4 rings, 256 threads, 64-packet frames, packets
 #      and frames in GPU memory — printing predicted beside measured.
@@ -44,6 +46,21 @@ for mode in persistent launch; do
     rc=1
   fi
 done
+
+# consumers on a real GPU: the Python module hands GPU frames to CuPy and
+# PyTorch without a copy (same device address, the same bytes as copy())
+echo "=== Python consumers of GPU frames (CuPy / PyTorch, whichever is installed)"
+if /usr/bin/python3 -c 'import cupy' 2>/dev/null || /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  if GI_BACKEND=cuda GI_EXEC_MODE=persistent GI_POOL_KIND=host_pinned GI_PY_GPU_LIBS=1 GI_BUILD=$PWD/$BUILD \
+    GI_SRC=$PWD bash tests/integration/python_consumer.sh; then
+    echo "=== python consumers: PASS"
+  else
+    echo "=== python consumers: FAIL"
+    rc=1
+  fi
+else
+  echo "=== python consumers: SKIPPED (neither cupy nor torch is installed for /usr/bin/python3)"
+fi
 
 if [ "${BENCH:-1}" = 1 ]; then
   echo "=== the cost model (bench/gpu_model.md) against bench/gpu_exec_bench, $SECS s per case"

@@ -24,7 +24,9 @@ cannot be opened.
 """
 import argparse
 import ctypes
+import importlib
 import json
+import os
 import sys
 
 import numpy as np
@@ -167,12 +169,31 @@ class Checker:
         if len(gpuingest._dl_live) != live:
             self.problem(f, "the DLPack deleter did not release the tensor")
         self.t["dlpack_checked"] += 1
+        if GPU_LIBS:
+            self.gpu_libs(f)
         try:
             f.numpy()
             self.problem(f, "numpy() handed out a GPU frame")
         except gpuingest.Error:
             pass
         return None
+
+    def gpu_libs(self, f):
+        """On a real GPU (GI_PY_GPU_LIBS=1, tests/gpu/run_on_gpu.sh): CuPy and PyTorch take the frame
+        without a copy (same device address) and read the same bytes copy() does."""
+        want = f.copy()
+        for name, lib in GPU_LIBS.items():
+            if name == "cupy":
+                a = lib.asarray(f)
+                ptr, got = a.data.ptr, lib.asnumpy(a)
+            else:
+                t = lib.from_dlpack(f)
+                ptr, got = t.data_ptr(), t.cpu().numpy()
+            if ptr != f.dev_ptr:
+                self.problem(f, f"{name} copied the frame: address 0x{ptr:x}, dev_ptr 0x{f.dev_ptr:x}")
+            elif not np.array_equal(got, want):
+                self.problem(f, f"{name} read other bytes than copy()", counter="mismatches")
+            self.t[name + "_checked"] = self.t.get(name + "_checked", 0) + 1
 
     def frame(self, f):
         present = self.metadata(f)
@@ -241,7 +262,27 @@ class Checker:
         return s
 
 
+def gpu_libraries():
+    """GI_PY_GPU_LIBS=1: the CuPy / PyTorch check on a real GPU; at least one must be importable."""
+    if os.environ.get("GI_PY_GPU_LIBS") != "1":
+        return {}
+    libs = {}
+    for name in ("cupy", "torch"):
+        try:
+            libs[name] = importlib.import_module(name)
+        except ImportError:
+            pass
+    if not libs:
+        sys.exit("py_consumer_check: GI_PY_GPU_LIBS=1 but neither cupy nor torch imports")
+    return libs
+
+
+GPU_LIBS = {}
+
+
 def main():
+    global GPU_LIBS
+    GPU_LIBS = gpu_libraries()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shm", required=True, help="the ring: /SHM-NAME or a stream name")
     ap.add_argument("--stream", required=True, help="the daemon's name of the stream")
