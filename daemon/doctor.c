@@ -195,6 +195,8 @@ static void derive_needs(struct gi_doctor *d)
 			n->device_pool_bytes += bytes;
 		} else if (p->kind == GI_MEM_HOST_PINNED) {
 			n->gpu = true;
+			if (p->hugepages) /* mmap'd from the same hugepage pool, then registered with CUDA */
+				n->hugepage_bytes += bytes;
 		} else if (p->hugepages) {
 			n->hugepage_bytes += bytes;
 		}
@@ -329,8 +331,14 @@ static void check_gpu_driver(struct gi_doctor *d)
 	d->nvidia_driver = true;
 	const char *k = strstr(buf, "Kernel Module");
 	char ver[32] = "?";
-	if (k)
-		sscanf(k + strlen("Kernel Module"), " %31s", ver);
+	if (k) { /* "x86_64 Kernel Module  535.161.07 ...", open modules "Kernel Module for x86_64  550.54.14 ..." */
+		int used = 0;
+		for (const char *s = k + strlen("Kernel Module"); sscanf(s, " %31s%n", ver, &used) == 1; s += used)
+			if (isdigit((unsigned char)ver[0]))
+				break;
+		if (!isdigit((unsigned char)ver[0]))
+			snprintf(ver, sizeof(ver), "?");
+	}
 	if (!k) {
 		const char *v = strstr(buf, "  ");
 		if (v)
@@ -422,9 +430,15 @@ static void check_hugepages(struct gi_doctor *d)
 	}
 	if (dir)
 		closedir(dir);
-	char mounts[8192] = "";
-	gi_dr_read(d, "/proc/mounts", mounts, sizeof(mounts));
-	bool mounted = strstr(mounts, " hugetlbfs ") != NULL;
+	/* line by line: one read() of procfs's mounts returns a page at most, and hosts have many mounts */
+	char line[1024];
+	full_path(d, "/proc/mounts", p, sizeof(p));
+	FILE *mf = fopen(p, "re");
+	bool mounted = false;
+	while (mf && !mounted && fgets(line, sizeof(line), mf))
+		mounted = strstr(line, " hugetlbfs ") != NULL;
+	if (mf)
+		fclose(mf);
 	gi_dr_human_bytes(d->need.hugepage_bytes, need_s, sizeof(need_s));
 	gi_dr_human_bytes(free_b, free_s, sizeof(free_s));
 	if (d->need.have_config && d->need.no_huge) {
@@ -638,6 +652,12 @@ int gi_doctor_run(const struct gi_config *cfg, bool json, FILE *out)
 	derive_needs(&d);
 	gi_dr_read(&d, "/proc/cmdline", cmdline, sizeof(cmdline));
 
+	struct stat sb;
+	if (d.root[0] && (stat(d.root, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+		gi_dr_add(&d, "root", GI_DR_FAIL, "point GI_DOCTOR_ROOT at a directory holding sys/ and proc/, or unset it",
+			  "GI_DOCTOR_ROOT=%s is not a directory: nothing to check", d.root);
+		goto report;
+	}
 	check_gpu_driver(&d);
 	check_peermem(&d);
 	gi_dr_check_pci(&d); /* GPU device, BAR1, NICs, topology, ACS, links, IOMMU groups */
@@ -647,6 +667,7 @@ int gi_doctor_run(const struct gi_config *cfg, bool json, FILE *out)
 	check_cpus(&d, cmdline);
 	check_service(&d);
 
+report:;
 	unsigned counts[3] = { 0, 0, 0 };
 	for (uint32_t i = 0; i < d.n; i++)
 		counts[d.checks[i].verdict]++;

@@ -345,17 +345,23 @@ static void check_nic(struct gi_doctor *d, uint32_t k)
 		gi_dr_read(d, rel, fw, sizeof(fw));
 		gi_dr_add(d, "nic.firmware", GI_DR_OK, NULL, "NIC %s (%s): firmware %s", bdf, ib, fw);
 		if (d->need.rocev2) {
-			char types[256] = "";
-			snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/%s/infiniband/%s/ports/1/gid_attrs/types/0", bdf, ib);
-			gi_dr_read(d, rel, types, sizeof(types));
-			bool roce = strstr(types, "RoCE") != NULL;
+			/* GID 0 is the RoCE v1 entry and GID 1 the RoCE v2 one while RoCE is on */
+			char types[2][64] = { "", "" };
+			for (int g = 0; g < 2; g++) {
+				snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/%s/infiniband/%s/ports/1/gid_attrs/types/%d",
+					 bdf, ib, g);
+				gi_dr_read(d, rel, types[g], sizeof(types[g]));
+			}
+			bool roce = strstr(types[0], "RoCE") || strstr(types[1], "RoCE");
+			bool v2 = strstr(types[0], "v2") || strstr(types[1], "v2");
 			gi_dr_add(d, "nic.roce", roce && !d->need.nic_steering[k] ? GI_DR_WARN : GI_DR_OK,
 				  roce && !d->need.nic_steering[k]
 					  ? "keep ports[].flow_steering on: the streams' rte_flow rules take UDP 4791 before "
 					    "the kernel's RoCE stack"
 					  : NULL,
-				  "NIC %s: RoCE %s%s", bdf, roce ? "enabled (GID type " : "disabled",
-				  roce ? "RoCE v2)" : " (the daemon receives RoCEv2 as plain UDP either way)");
+				  "NIC %s: RoCE %s%s", bdf, roce ? "enabled" : "disabled",
+				  roce ? (v2 ? " (RoCE v2 GIDs)" : " (RoCE v1 GIDs only)")
+				       : " (the daemon receives RoCEv2 as plain UDP either way)");
 		}
 	} else if (d->nic_mlx5[k]) {
 		gi_dr_add(d, "nic.firmware", GI_DR_FAIL, "apt-get install rdma-core ibverbs-providers; modprobe mlx5_ib",
@@ -471,6 +477,11 @@ static void check_route(struct gi_doctor *d, uint32_t k)
 void gi_dr_check_pci(struct gi_doctor *d)
 {
 	d->gpu_numa = -1;
+	for (uint32_t k = 0; k < d->need.n_nics; k++) { /* the config takes 41:00.0 and upper case too */
+		char bdf[32];
+		if (norm_bdf(d->need.nic[k], bdf, sizeof(bdf)))
+			memcpy(d->need.nic[k], bdf, sizeof(bdf));
+	}
 	if (d->need.gpu || !d->need.have_config)
 		check_gpu(d);
 	for (uint32_t k = 0; k < d->need.n_nics; k++)
