@@ -622,6 +622,7 @@ int main(int argc, char **argv)
 			if (!staging)
 				fprintf(stderr, "gpuingest-frames: out of memory for a %llu-byte frame\n",
 					(unsigned long long)info->frame_bytes);
+			free(staging);
 			gic_close(r);
 			return EXIT_USAGE;
 		}
