@@ -33,6 +33,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -43,6 +44,32 @@
 #define GI_HTTP_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define GI_HTTP_MEMORY_LIMIT (16 * 1024) /* per connection: request line + headers */
 #define GI_HTTP_BACKLOG 128
+#define GI_HTTP_HEADERS_DEADLINE_S 5 /* from connect (or the last answer) to complete request headers */
+#define GI_HTTP_SWEEP_NS 200000000ull
+
+/*
+ * Slow clients.  libmicrohttpd's connection timeout is an idle timeout: a
+ * client that trickles one byte every few seconds never reaches it and
+ * holds its connection slot forever (slowloris).  Every connection is
+ * therefore tracked from connect, and the sweeper thread shuts down the
+ * socket of one whose request headers are not complete within
+ * GI_HTTP_HEADERS_DEADLINE_S (counted again from each answer, for
+ * keep-alive).  MHD then sees end of file and closes the connection
+ * itself.  The list is guarded by conn_lock, and MHD's "closed"
+ * notification (before it closes the descriptor) removes an entry under
+ * it, so the sweeper never shuts down a descriptor number reused by
+ * something else.  On TCP, one address may hold at most three quarters of
+ * the connection limit, so one slow host cannot take every slot even for
+ * the deadline: a scraper from another address always finds one.  (Many
+ * slow hosts together still can, for up to the deadline; the unix socket,
+ * a listener of its own, keeps serving.)
+ */
+struct gi_http_conn {
+	struct gi_http_conn *prev, *next;
+	int fd;
+	uint32_t waiting;   /* headers of a request still awaited (atomic) */
+	uint64_t since_ns;  /* connect or the last answer (atomic) */
+};
 
 struct gi_http {
 	gi_http_render_fn render;
@@ -60,6 +87,13 @@ struct gi_http {
 	uint64_t bad_method;
 	uint64_t bad_request;
 	uint64_t server_error;
+	uint64_t slow_closed;
+	pthread_mutex_t conn_lock;
+	struct gi_http_conn conns;   /* list head */
+	pthread_t sweeper;
+	int sweeper_started;
+	int sweeper_quit;            /* atomic */
+	unsigned headers_deadline_s;
 };
 
 /*
@@ -100,15 +134,92 @@ static void *uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 	return &req_seen;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct gi_http_conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+/* A connection opens or closes (MHD's threads): the slow-client list. */
+static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+			enum MHD_ConnectionNotificationCode code)
+{
+	struct gi_http *h = cls;
+	struct gi_http_conn *t = *socket_context;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		t = calloc(1, sizeof(*t));
+		if (!t || !ci)
+			return free(t); /* untracked: only the idle timeout applies to it */
+		t->fd = ci->connect_fd;
+		t->since_ns = mono_ns();
+		t->waiting = 1;
+		pthread_mutex_lock(&h->conn_lock);
+		t->next = h->conns.next;
+		t->prev = &h->conns;
+		h->conns.next->prev = t;
+		h->conns.next = t;
+		pthread_mutex_unlock(&h->conn_lock);
+		*socket_context = t;
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && t) {
+		pthread_mutex_lock(&h->conn_lock);
+		t->prev->next = t->next;
+		t->next->prev = t->prev;
+		pthread_mutex_unlock(&h->conn_lock);
+		free(t);
+		*socket_context = NULL;
+	}
+}
+
+/* Shut down connections whose request headers are overdue; MHD closes them. */
+static void *sweeper_main(void *arg)
+{
+	struct gi_http *h = arg;
+	struct timespec slice = { 0, (long)GI_HTTP_SWEEP_NS };
+	uint64_t deadline = (uint64_t)h->headers_deadline_s * 1000000000ull;
+	while (!__atomic_load_n(&h->sweeper_quit, __ATOMIC_ACQUIRE)) {
+		unsigned closed = 0;
+		uint64_t now = mono_ns();
+		pthread_mutex_lock(&h->conn_lock);
+		for (struct gi_http_conn *t = h->conns.next; t != &h->conns; t = t->next) {
+			if (!__atomic_load_n(&t->waiting, __ATOMIC_ACQUIRE) ||
+			    now - __atomic_load_n(&t->since_ns, __ATOMIC_ACQUIRE) < deadline)
+				continue;
+			__atomic_store_n(&t->waiting, 0, __ATOMIC_RELEASE);
+			shutdown(t->fd, SHUT_RDWR);
+			closed++;
+		}
+		pthread_mutex_unlock(&h->conn_lock);
+		if (closed) {
+			__atomic_fetch_add(&h->slow_closed, closed, __ATOMIC_RELAXED);
+			gi_log(GI_LOG_NOTICE, "http: closed %u connection%s that sent no complete request within %u s",
+			       closed, closed == 1 ? "" : "s", h->headers_deadline_s);
+		}
+		nanosleep(&slice, NULL);
+	}
+	return NULL;
+}
+
 static void request_done(void *cls, struct MHD_Connection *c, void **req,
 			 enum MHD_RequestTerminationCode toe)
 {
 	struct gi_http *h = cls;
-	(void)c;
 	(void)toe;
 	if (*req == &req_seen || *req == &req_headers)
 		count(&h->bad_request);
 	*req = NULL;
+	struct gi_http_conn *t = conn_of(c);
+	if (t) { /* keep-alive: the next request's headers are due from now */
+		__atomic_store_n(&t->since_ns, mono_ns(), __ATOMIC_RELEASE);
+		__atomic_store_n(&t->waiting, 1, __ATOMIC_RELEASE);
+	}
 }
 
 static enum MHD_Result queue_static(struct MHD_Connection *c, unsigned status, const char *body,
@@ -187,6 +298,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	 * which are answered on the second call to keep the connection alive.
 	 */
 	if (*req != &req_headers) {
+		struct gi_http_conn *t = conn_of(c);
+		if (t) /* the headers are in: no deadline until the answer is out */
+			__atomic_store_n(&t->waiting, 0, __ATOMIC_RELEASE);
 		if (!has_body(c)) {
 			*req = &req_headers;
 			return MHD_YES;
@@ -220,6 +334,10 @@ static struct MHD_Daemon *start_mhd(struct gi_http *h, const struct gi_http_conf
 {
 	unsigned timeout = conf->conn_timeout_s ? conf->conn_timeout_s : 10;
 	unsigned max_conns = conf->max_conns ? conf->max_conns : 64;
+	struct sockaddr_storage sa;
+	socklen_t sl = sizeof(sa);
+	/* per-address limits mean nothing on a unix socket (every peer is "the same") */
+	int inet = getsockname(fd, (struct sockaddr *)&sa, &sl) == 0 && sa.ss_family != AF_UNIX;
 	errno = 0; /* MHD does not always set it on failure */
 	return MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
@@ -228,10 +346,12 @@ static struct MHD_Daemon *start_mhd(struct gi_http *h, const struct gi_http_conf
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
 		MHD_OPTION_CONNECTION_TIMEOUT, timeout,
 		MHD_OPTION_CONNECTION_LIMIT, max_conns,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, inet ? max_conns - max_conns / 4 : 0u,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)GI_HTTP_MEMORY_LIMIT,
 		MHD_OPTION_STRICT_FOR_CLIENT, 1,
 		MHD_OPTION_URI_LOG_CALLBACK, uri_log, NULL,
 		MHD_OPTION_NOTIFY_COMPLETED, request_done, h,
+		MHD_OPTION_NOTIFY_CONNECTION, conn_notify, h,
 		MHD_OPTION_END);
 }
 
@@ -621,6 +741,14 @@ int gi_http_start(const struct gi_http_conf *conf, struct gi_http **out)
 	h->render = conf->render;
 	h->render_arg = conf->render_arg;
 	pthread_mutex_init(&h->render_lock, NULL);
+	pthread_mutex_init(&h->conn_lock, NULL);
+	h->conns.next = h->conns.prev = &h->conns;
+	h->headers_deadline_s = conf->headers_timeout_s ? conf->headers_timeout_s : GI_HTTP_HEADERS_DEADLINE_S;
+	if (pthread_create(&h->sweeper, NULL, sweeper_main, h) == 0)
+		h->sweeper_started = 1;
+	else
+		gi_log(GI_LOG_WARNING, "http: no slow-client sweeper thread: only the %u s idle timeout applies",
+		       conf->conn_timeout_s ? conf->conn_timeout_s : 10);
 
 	int rc = 0;
 	if (unix_passed) {
@@ -657,6 +785,12 @@ void gi_http_stop(struct gi_http *h)
 		    st.st_ino == h->unix_ino)
 			unlink(h->unix_path);
 	}
+	/* every connection was closed (and unlisted) by MHD_stop_daemon */
+	if (h->sweeper_started) {
+		__atomic_store_n(&h->sweeper_quit, 1, __ATOMIC_RELEASE);
+		pthread_join(h->sweeper, NULL);
+	}
+	pthread_mutex_destroy(&h->conn_lock);
 	pthread_mutex_destroy(&h->render_lock);
 	free(h);
 }
@@ -673,4 +807,5 @@ void gi_http_counters(const struct gi_http *h, struct gi_http_counters *out)
 	out->bad_method = __atomic_load_n(&h->bad_method, __ATOMIC_RELAXED);
 	out->bad_request = __atomic_load_n(&h->bad_request, __ATOMIC_RELAXED);
 	out->server_error = __atomic_load_n(&h->server_error, __ATOMIC_RELAXED);
+	out->slow_closed = __atomic_load_n(&h->slow_closed, __ATOMIC_RELAXED);
 }

@@ -4,8 +4,9 @@
  * an rx lcore, never the executor).
  *
  * A slow, stuck or hostile client cannot stall the data path (which never
- * waits on this module) nor the other clients (per-connection timeout,
- * connection limit, bounded request memory).  Other paths answer 404, other
+ * waits on this module) nor the other clients (per-connection idle timeout,
+ * a deadline for complete request headers against clients that trickle
+ * bytes, connection limits in all and per address, bounded request memory).  Other paths answer 404, other
  * methods 405, malformed or oversized requests 400 (or the more precise 4xx
  * libmicrohttpd picks) and the connection is closed.  (A request line
  * libmicrohttpd 0.9.75 cannot parse gets no answer at all: the connection
@@ -33,7 +34,9 @@ struct gi_http_conf {
 	gi_http_render_fn render;
 	void *render_arg;
 	unsigned conn_timeout_s; /* idle connection timeout, default 10 */
-	unsigned max_conns;      /* default 64 */
+	unsigned headers_timeout_s; /* complete request headers within this from connect or the last
+				     * answer, else the connection is closed (slow clients), default 5 */
+	unsigned max_conns;      /* default 64; on TCP at most 3/4 of it from one address */
 	/*
 	 * Listening sockets handed over by the service manager (socket
 	 * activation, see gi_http_activation), served instead of binding
@@ -71,6 +74,7 @@ struct gi_http_counters {
 	uint64_t bad_method;
 	uint64_t bad_request;  /* ours (a body) and those libmicrohttpd refused after the request line */
 	uint64_t server_error; /* the render callback failed: 500 */
+	uint64_t slow_closed;  /* connections closed for not sending their request headers in time */
 };
 void gi_http_counters(const struct gi_http *h, struct gi_http_counters *out);
 
