@@ -62,6 +62,7 @@ struct gi_http;
  * set.  Main thread.
  */
 int gi_http_activation(struct gi_http_conf *conf);
+#define GI_LISTEN_FDS_START 3 /* SD_LISTEN_FDS_START: passed descriptors begin here */
 
 /* Returns 0 or -errno, logging one line that names the socket. */
 int gi_http_start(const struct gi_http_conf *conf, struct gi_http **out);
