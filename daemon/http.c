@@ -14,15 +14,19 @@
  * chmod or unlink the socket file.
  *
  * Hostile clients are bounded by MHD: a per-connection idle timeout, a cap
- * on connections, and a small per-connection memory pool so that oversized
- * request headers are refused (MHD answers 431/414/400 itself).  A request
- * carrying a body is refused with 400 and the connection closed.
+ * on connections (and per address on TCP), and a small per-connection
+ * memory pool so that oversized request headers are refused (MHD answers
+ * 431/414/400 itself).  A request carrying a body is refused with 400 and
+ * the connection closed.  The deadline for complete request headers is
+ * ours (a sweeper thread, see "Slow clients" below): MHD has none.
  *
  * Main thread: gi_http_start/gi_http_stop.  The access handler and the
- * render callback run on the MHD threads; counters are relaxed atomics.
+ * render callback run on the MHD threads, the slow-client sweep on its own
+ * thread; counters are relaxed atomics.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -44,31 +48,36 @@
 #define GI_HTTP_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define GI_HTTP_MEMORY_LIMIT (16 * 1024) /* per connection: request line + headers */
 #define GI_HTTP_BACKLOG 128
-#define GI_HTTP_HEADERS_DEADLINE_S 5 /* from connect (or the last answer) to complete request headers */
+#define GI_HTTP_IDLE_TIMEOUT_S 10
+#define GI_HTTP_HEADERS_DEADLINE_S 5 /* from connect to complete request headers */
 #define GI_HTTP_SWEEP_NS 200000000ull
+#define GI_HTTP_SLOW_LOG_NS 10000000000ull /* at most one slow-client notice per 10 s */
 
 /*
- * Slow clients.  libmicrohttpd's connection timeout is an idle timeout: a
- * client that trickles one byte every few seconds never reaches it and
- * holds its connection slot forever (slowloris).  Every connection is
- * therefore tracked from connect, and the sweeper thread shuts down the
- * socket of one whose request headers are not complete within
- * GI_HTTP_HEADERS_DEADLINE_S (counted again from each answer, for
- * keep-alive).  MHD then sees end of file and closes the connection
- * itself.  The list is guarded by conn_lock, and MHD's "closed"
- * notification (before it closes the descriptor) removes an entry under
- * it, so the sweeper never shuts down a descriptor number reused by
- * something else.  On TCP, one address may hold at most three quarters of
- * the connection limit, so one slow host cannot take every slot even for
- * the deadline: a scraper from another address always finds one.  (Many
- * slow hosts together still can, for up to the deadline; the unix socket,
- * a listener of its own, keeps serving.)
+ * Slow clients.  libmicrohttpd's connection timeout is an idle timeout
+ * (0.9.75 restarts it on every recv that returns data), so a client that
+ * trickles one byte every few seconds never reaches it and holds its
+ * connection slot forever (slowloris); MHD has no deadline of its own for
+ * the request headers.  Every connection is therefore tracked from
+ * connect, and the sweeper thread shuts down the socket of one whose
+ * request headers are not complete by its due time: the headers deadline
+ * after connect, or the idle timeout plus the headers deadline after the
+ * previous answer on a kept-alive connection (one that stays silent is the
+ * idle timeout's, closed quietly as before; Prometheus keeps its
+ * connection between scrapes).  MHD then sees end of file and closes the
+ * connection itself.  The list is guarded by conn_lock, and MHD's "closed"
+ * notification (before it closes the descriptor, on every path in 0.9.75)
+ * removes an entry under it, so the sweeper never shuts down a descriptor
+ * number reused by something else.  On TCP, one address may hold at most
+ * three quarters of the connection limit, so one slow host cannot take
+ * every slot even for the deadline: a scraper from another address always
+ * finds one.  (Many slow hosts together still can, for up to the deadline;
+ * the unix socket, a listener of its own, keeps serving.)
  */
 struct gi_http_conn {
 	struct gi_http_conn *prev, *next;
 	int fd;
-	uint32_t waiting;   /* headers of a request still awaited (atomic) */
-	uint64_t since_ns;  /* connect or the last answer (atomic) */
+	uint64_t due_ns; /* request headers due by (CLOCK_MONOTONIC), 0 = none awaited; atomic */
 };
 
 struct gi_http {
@@ -94,6 +103,8 @@ struct gi_http {
 	int sweeper_started;
 	int sweeper_quit;            /* atomic */
 	unsigned headers_deadline_s;
+	uint64_t first_due_ns;       /* after connect: the headers deadline */
+	uint64_t next_due_ns;        /* after an answer: the idle timeout plus the headers deadline */
 };
 
 /*
@@ -156,11 +167,12 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 		t = calloc(1, sizeof(*t));
-		if (!t || !ci)
-			return free(t); /* untracked: only the idle timeout applies to it */
+		if (!t || !ci) {
+			free(t); /* untracked: only the idle timeout applies to it */
+			return;
+		}
 		t->fd = ci->connect_fd;
-		t->since_ns = mono_ns();
-		t->waiting = 1;
+		t->due_ns = mono_ns() + h->first_due_ns;
 		pthread_mutex_lock(&h->conn_lock);
 		t->next = h->conns.next;
 		t->prev = &h->conns;
@@ -178,32 +190,54 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
 	}
 }
 
-/* Shut down connections whose request headers are overdue; MHD closes them. */
+static void log_slow_closed(const struct gi_http *h, uint64_t n)
+{
+	gi_log(GI_LOG_NOTICE, "http: closed %" PRIu64 " connection%s that sent no complete request within %u s",
+	       n, n == 1 ? "" : "s", h->headers_deadline_s);
+}
+
+/*
+ * Shut down connections whose request headers are overdue; MHD closes them.
+ * One notice for a burst (logged once a sweep closes none), and under a
+ * sustained attack one per GI_HTTP_SLOW_LOG_NS with the count since the
+ * last, so that an attacker cannot flood the log.
+ */
 static void *sweeper_main(void *arg)
 {
 	struct gi_http *h = arg;
 	struct timespec slice = { 0, (long)GI_HTTP_SWEEP_NS };
-	uint64_t deadline = (uint64_t)h->headers_deadline_s * 1000000000ull;
+	uint64_t unlogged = 0, unlogged_since = 0, logged_at = 0;
+	int logged = 0;
 	while (!__atomic_load_n(&h->sweeper_quit, __ATOMIC_ACQUIRE)) {
 		unsigned closed = 0;
 		uint64_t now = mono_ns();
 		pthread_mutex_lock(&h->conn_lock);
 		for (struct gi_http_conn *t = h->conns.next; t != &h->conns; t = t->next) {
-			if (!__atomic_load_n(&t->waiting, __ATOMIC_ACQUIRE) ||
-			    now - __atomic_load_n(&t->since_ns, __ATOMIC_ACQUIRE) < deadline)
+			uint64_t due = __atomic_load_n(&t->due_ns, __ATOMIC_ACQUIRE);
+			if (!due || now < due)
 				continue;
-			__atomic_store_n(&t->waiting, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(&t->due_ns, 0, __ATOMIC_RELEASE);
 			shutdown(t->fd, SHUT_RDWR);
 			closed++;
 		}
 		pthread_mutex_unlock(&h->conn_lock);
 		if (closed) {
 			__atomic_fetch_add(&h->slow_closed, closed, __ATOMIC_RELAXED);
-			gi_log(GI_LOG_NOTICE, "http: closed %u connection%s that sent no complete request within %u s",
-			       closed, closed == 1 ? "" : "s", h->headers_deadline_s);
+			if (!unlogged)
+				unlogged_since = now;
+			unlogged += closed;
+		}
+		if (unlogged && (!logged || now - logged_at >= GI_HTTP_SLOW_LOG_NS) &&
+		    (!closed || now - unlogged_since >= GI_HTTP_SLOW_LOG_NS / 10)) {
+			log_slow_closed(h, unlogged);
+			unlogged = 0;
+			logged = 1;
+			logged_at = now;
 		}
 		nanosleep(&slice, NULL);
 	}
+	if (unlogged)
+		log_slow_closed(h, unlogged);
 	return NULL;
 }
 
@@ -216,10 +250,8 @@ static void request_done(void *cls, struct MHD_Connection *c, void **req,
 		count(&h->bad_request);
 	*req = NULL;
 	struct gi_http_conn *t = conn_of(c);
-	if (t) { /* keep-alive: the next request's headers are due from now */
-		__atomic_store_n(&t->since_ns, mono_ns(), __ATOMIC_RELEASE);
-		__atomic_store_n(&t->waiting, 1, __ATOMIC_RELEASE);
-	}
+	if (t) /* keep-alive: silence is the idle timeout's, then the next headers are due */
+		__atomic_store_n(&t->due_ns, mono_ns() + h->next_due_ns, __ATOMIC_RELEASE);
 }
 
 static enum MHD_Result queue_static(struct MHD_Connection *c, unsigned status, const char *body,
@@ -300,7 +332,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (*req != &req_headers) {
 		struct gi_http_conn *t = conn_of(c);
 		if (t) /* the headers are in: no deadline until the answer is out */
-			__atomic_store_n(&t->waiting, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(&t->due_ns, 0, __ATOMIC_RELEASE);
 		if (!has_body(c)) {
 			*req = &req_headers;
 			return MHD_YES;
@@ -332,7 +364,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 static struct MHD_Daemon *start_mhd(struct gi_http *h, const struct gi_http_conf *conf, int fd)
 {
-	unsigned timeout = conf->conn_timeout_s ? conf->conn_timeout_s : 10;
+	unsigned timeout = conf->conn_timeout_s ? conf->conn_timeout_s : GI_HTTP_IDLE_TIMEOUT_S;
 	unsigned max_conns = conf->max_conns ? conf->max_conns : 64;
 	struct sockaddr_storage sa;
 	socklen_t sl = sizeof(sa);
@@ -632,12 +664,15 @@ int gi_http_start(const struct gi_http_conf *conf, struct gi_http **out)
 	pthread_mutex_init(&h->render_lock, NULL);
 	pthread_mutex_init(&h->conn_lock, NULL);
 	h->conns.next = h->conns.prev = &h->conns;
+	unsigned idle_s = conf->conn_timeout_s ? conf->conn_timeout_s : GI_HTTP_IDLE_TIMEOUT_S;
 	h->headers_deadline_s = conf->headers_timeout_s ? conf->headers_timeout_s : GI_HTTP_HEADERS_DEADLINE_S;
+	h->first_due_ns = (uint64_t)h->headers_deadline_s * 1000000000ull;
+	h->next_due_ns = (uint64_t)(idle_s + h->headers_deadline_s) * 1000000000ull;
 	if (pthread_create(&h->sweeper, NULL, sweeper_main, h) == 0)
 		h->sweeper_started = 1;
 	else
 		gi_log(GI_LOG_WARNING, "http: no slow-client sweeper thread: only the %u s idle timeout applies",
-		       conf->conn_timeout_s ? conf->conn_timeout_s : 10);
+		       idle_s);
 
 	int rc = 0;
 	if (unix_passed) {

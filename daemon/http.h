@@ -6,11 +6,12 @@
  * A slow, stuck or hostile client cannot stall the data path (which never
  * waits on this module) nor the other clients (per-connection idle timeout,
  * a deadline for complete request headers against clients that trickle
- * bytes, connection limits in all and per address, bounded request memory).  Other paths answer 404, other
- * methods 405, malformed or oversized requests 400 (or the more precise 4xx
- * libmicrohttpd picks) and the connection is closed.  (A request line
- * libmicrohttpd 0.9.75 cannot parse gets no answer at all: the connection
- * is closed at once, or at the idle timeout when the line starts with NUL.)
+ * bytes, connection limits in all and per address on TCP, bounded request
+ * memory).  Other paths answer 404, other methods 405, malformed or
+ * oversized requests 400 (or the more precise 4xx libmicrohttpd picks) and
+ * the connection is closed.  (A request line libmicrohttpd 0.9.75 cannot
+ * parse gets no answer at all: the connection is closed at once, or at the
+ * idle timeout when the line starts with NUL.)
  *
  * The listeners are sockets we bind, or the ones systemd passes (socket
  * activation: the endpoint exists before the daemon is ready and across
@@ -34,8 +35,9 @@ struct gi_http_conf {
 	gi_http_render_fn render;
 	void *render_arg;
 	unsigned conn_timeout_s; /* idle connection timeout, default 10 */
-	unsigned headers_timeout_s; /* complete request headers within this from connect or the last
-				     * answer, else the connection is closed (slow clients), default 5 */
+	unsigned headers_timeout_s; /* complete request headers within this from connect (within
+				     * conn_timeout_s + this from the last answer on a kept-alive
+				     * connection), else it is closed (slow clients), default 5 */
 	unsigned max_conns;      /* default 64; on TCP at most 3/4 of it from one address */
 	/*
 	 * Listening sockets handed over by the service manager (socket

@@ -1,8 +1,9 @@
 /*
  * test_http.c — the metrics endpoint over a unix socket and loopback TCP,
  * driven by raw sockets: status codes, headers, hostile clients
- * (garbage, oversized headers, slowloris), 50 concurrent clients, socket
- * file mode and removal, and a clean EADDRINUSE that leaks nothing.
+ * (garbage, oversized headers, slowloris and the deadline for complete
+ * request headers), 50 concurrent clients, socket file mode and removal,
+ * and a clean EADDRINUSE that leaks nothing.
  *
  * Every socket operation has a timeout; the whole file runs in a few
  * seconds.
@@ -537,6 +538,100 @@ static void test_addr_in_use(void **state)
 	rmdir(dir);
 }
 
+/* The server closed fd (EOF or reset), without waiting. */
+static int server_closed(int fd)
+{
+	char c[256];
+	ssize_t n = recv(fd, c, sizeof(c), MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/*
+ * The deadline for complete request headers, which the idle timeout is
+ * not (every byte restarts it): clients trickling a byte every 0.25 s are
+ * closed 1 s after connect on both listeners, and 2 + 1 s after their last
+ * answer on a kept-alive connection; a kept-alive connection that stays
+ * silent is the idle timeout's (2 s), not counted as slow.
+ */
+static void test_headers_deadline(void **state)
+{
+	(void)state;
+	enum { UNIX_TRICKLE, TCP_TRICKLE, KEPT_TRICKLE, KEPT_SILENT, N };
+	static const char *const what[N] = { "unix trickler", "TCP trickler",
+					     "kept-alive trickler", "kept-alive silent" };
+	static const double earliest[N] = { 0.9, 0.9, 2.8, 1.5 };
+	static const double latest[N] = { 2.5, 2.5, 4.5, 2.8 };
+	const char *line = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+	const char *get = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+	char dir[] = "/tmp/gi_http_XXXXXX";
+	char path[128];
+	struct gi_http *h = NULL;
+	struct gi_http_counters before, after;
+	struct reply r;
+	int fd[N];
+	double since[N], closed_after[N];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/d.sock", dir);
+	struct gi_http_conf conf = { .unix_path = path, .unix_mode = 0660, .listen = "127.0.0.1:0",
+				     .render = test_render, .conn_timeout_s = 2,
+				     .headers_timeout_s = 1, .max_conns = 64 };
+	assert_int_equal(gi_http_start(&conf, &h), 0);
+	gi_http_counters(h, &before);
+
+	for (int i = 0; i < N; i++) {
+		fd[i] = i == UNIX_TRICKLE || i == KEPT_SILENT ? connect_unix(path)
+							      : connect_tcp(gi_http_tcp_port(h));
+		if (i == KEPT_TRICKLE || i == KEPT_SILENT) {
+			exchange_ex(fd[i], get, strlen(get), &r, IO_TIMEOUT_MS, 1);
+			assert_int_equal(r.status, 200);
+			assert_false(r.closed);
+		}
+		if (i != KEPT_SILENT)
+			assert_int_equal(send(fd[i], line, strlen(line), MSG_NOSIGNAL),
+					 (ssize_t)strlen(line));
+		since[i] = now_s();
+		closed_after[i] = -1;
+	}
+
+	int open = N;
+	double t0 = now_s(), last_byte = t0;
+	while (open > 0 && now_s() - t0 < 6.0) {
+		int trickle = now_s() - last_byte >= 0.25;
+		if (trickle)
+			last_byte = now_s();
+		for (int i = 0; i < N; i++) {
+			if (closed_after[i] >= 0)
+				continue;
+			int gone = server_closed(fd[i]);
+			if (!gone && trickle && i != KEPT_SILENT)
+				gone = send(fd[i], "X", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+				       errno != EAGAIN && errno != EWOULDBLOCK;
+			if (gone) {
+				closed_after[i] = now_s() - since[i];
+				open--;
+			}
+		}
+		struct timespec slice = { 0, 20 * 1000 * 1000 };
+		nanosleep(&slice, NULL);
+	}
+	gi_http_counters(h, &after);
+	for (int i = 0; i < N; i++) {
+		print_message("%s: closed after %.2f s\n", what[i], closed_after[i]);
+		assert_true(closed_after[i] >= earliest[i]);
+		assert_true(closed_after[i] <= latest[i]);
+		close(fd[i]);
+	}
+	assert_int_equal(after.slow_closed - before.slow_closed, 3);
+
+	int fd_ok = connect_tcp(gi_http_tcp_port(h));
+	get_metrics(fd_ok, &r);
+	close(fd_ok);
+	assert_metrics_page(&r);
+	gi_http_stop(h);
+	rmdir(dir);
+}
+
 static int failing_render(void *arg, struct gi_buf *out)
 {
 	(void)arg;
@@ -611,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_addr_in_use),
 		cmocka_unit_test(test_render_failure),
 		cmocka_unit_test(test_listen_addresses),
+		cmocka_unit_test(test_headers_deadline),
 	};
 	int failed = cmocka_run_group_tests_name("served", tests, setup, teardown);
 	failed += cmocka_run_group_tests_name("lifecycle", standalone, NULL, NULL);
