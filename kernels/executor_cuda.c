@@ -78,9 +78,10 @@ struct gi_cuda_exec {
 	struct gi_cuda_map *frame_maps;  /* n_streams */
 	struct gi_cuda_map *mirror_maps; /* n_streams: metadata mirrors of frame rings in device memory */
 	struct gi_cuda_map streams_map;  /* ctx->streams, for the counter mirror */
-	pthread_t thread;
+	pthread_t thread;                /* launch mode: the launcher; persistent: the waker */
 	int thread_started;
 	uint32_t host_quit;              /* main → launcher */
+	uint32_t waker_quit;             /* main → waker */
 	uint32_t drained;                /* launcher → main */
 	int thread_rc;
 	int running;
@@ -604,6 +605,69 @@ static void *gi_cuda_launcher(void *arg)
 	return NULL;
 }
 
+/*
+ * Persistent mode: the kernel publishes frames with nobody on the host
+ * watching, and the GPU cannot make system calls.  This thread polls each
+ * stream's consumer header (host memory: the ring or its mirror) and wakes
+ * the consumers asleep on it when next_frame moves; with the executor's
+ * idle policy (`adaptive`: at most GI_IDLE_MAX_SLEEP_NS late).  It touches
+ * no CUDA state.  Stopped once the kernel has drained, and the stop wakes
+ * for what the final flush published.
+ */
+static void *gi_cuda_waker(void *arg)
+{
+	struct gi_cuda_exec *c = arg;
+	struct gi_idle idle;
+
+	gi_idle_init(&idle, c->conf.idle);
+	while (!__atomic_load_n(&c->waker_quit, __ATOMIC_ACQUIRE)) {
+		int moved = 0;
+		for (uint32_t s = 0; s < c->conf.ctx->n_streams; s++)
+			moved |= gi_stream_wake(&c->conf.ctx->streams[s]);
+		if (moved)
+			gi_idle_work(&idle);
+		else
+			gi_idle_empty(&idle, GI_IDLE_MAX_SLEEP_NS);
+	}
+	return NULL;
+}
+
+/* The launcher or the waker, on the executor's cpu when one is set. */
+static int gi_cuda_start_thread(struct gi_cuda_exec *c, void *(*fn)(void *), const char *name)
+{
+	pthread_attr_t attr;
+	int rc;
+
+	pthread_attr_init(&attr);
+	if (c->conf.cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(c->conf.cpu, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	rc = pthread_create(&c->thread, &attr, fn, c);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		snprintf(c->err, sizeof(c->err), "cannot start the %s thread: %s", name, strerror(rc));
+		return -rc;
+	}
+	pthread_setname_np(c->thread, fn == gi_cuda_waker ? "gi-exec-wake" : "gi-exec-cuda");
+	c->thread_started = 1;
+	return 0;
+}
+
+/* Persistent mode, the kernel has ended: no more moves but the last ones. */
+static void gi_cuda_stop_waker(struct gi_cuda_exec *c)
+{
+	if (c->conf.mode != GI_EXEC_PERSISTENT || !c->thread_started)
+		return;
+	__atomic_store_n(&c->waker_quit, 1, __ATOMIC_RELEASE);
+	pthread_join(c->thread, NULL);
+	c->thread_started = 0;
+	for (uint32_t s = 0; s < c->conf.ctx->n_streams; s++) /* what the final flush published */
+		gi_stream_wake(&c->conf.ctx->streams[s]);
+}
+
 int gi_cuda_exec_start(struct gi_cuda_exec *c)
 {
 	int rc;
@@ -619,26 +683,17 @@ int gi_cuda_exec_start(struct gi_cuda_exec *c)
 		return rc;
 	if (c->conf.mode == GI_EXEC_PERSISTENT) {
 		void *p[] = { &c->args };
-		if ((rc = gi_cuda_launch(c, c->k_persistent, "cuLaunchKernel(k_persistent)", c->conf.n_groups,
-					 c->threads, c->args.smem_bytes, p)) < 0)
+		/* the waker first: a kernel in flight is never left without one */
+		c->waker_quit = 0;
+		if ((rc = gi_cuda_start_thread(c, gi_cuda_waker, "waker")) < 0)
 			return rc;
-	} else {
-		pthread_attr_t attr;
-		pthread_attr_init(&attr);
-		if (c->conf.cpu >= 0) {
-			cpu_set_t set;
-			CPU_ZERO(&set);
-			CPU_SET(c->conf.cpu, &set);
-			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		if ((rc = gi_cuda_launch(c, c->k_persistent, "cuLaunchKernel(k_persistent)", c->conf.n_groups,
+					 c->threads, c->args.smem_bytes, p)) < 0) {
+			gi_cuda_stop_waker(c);
+			return rc;
 		}
-		rc = pthread_create(&c->thread, &attr, gi_cuda_launcher, c);
-		pthread_attr_destroy(&attr);
-		if (rc != 0) {
-			snprintf(c->err, sizeof(c->err), "cannot start the launcher thread: %s", strerror(rc));
-			return -rc;
-		}
-		pthread_setname_np(c->thread, "gi-exec-cuda");
-		c->thread_started = 1;
+	} else if ((rc = gi_cuda_start_thread(c, gi_cuda_launcher, "launcher")) < 0) {
+		return rc;
 	}
 	c->running = 1;
 	return 0;
@@ -717,6 +772,7 @@ int gi_cuda_exec_stop(struct gi_cuda_exec *c, uint64_t timeout_ns)
 			CUresult e = c->drv.stream_query(c->stream);
 			if (e != CUDA_ERROR_NOT_READY) {
 				rc = gi_cu_check(c, e, "the persistent kernel (cuStreamQuery)", __FILE__, __LINE__);
+				gi_cuda_stop_waker(c);
 				break;
 			}
 		} else if (__atomic_load_n(&c->drained, __ATOMIC_ACQUIRE)) {

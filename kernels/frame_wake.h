@@ -4,8 +4,8 @@
  * The protocol is in frame.h (wake_seq, struct gi_frame_wake).  The waker
  * is whoever makes frames visible to consumers: a host executor worker
  * after each batch and tick (gi_stream_wake on the streams it owns), the
- * CUDA launcher thread as it sees the GPU move the mirror's next_frame,
- * and the daemon when it closes a ring (gi_frame_wake_now).  One system
+ * CUDA launcher thread (launch mode) or waker thread (persistent mode) as
+ * it sees the GPU move the mirror's next_frame, and the daemon when it closes a ring (gi_frame_wake_now).  One system
  * call per ring and batch that published frames, none when nobody sleeps.
  */
 #ifndef GI_FRAME_WAKE_H
@@ -40,15 +40,19 @@ static inline struct gi_frame_ring_hdr *gi_stream_consumer_hdr(const struct gi_s
 	return st->mirror ? st->mirror : st->ring;
 }
 
-/* After the stream's frames moved: wake its consumers once if next_frame did. */
-static inline void gi_stream_wake(struct gi_stream_rt *st)
+/*
+ * After the stream's frames moved: wake its consumers once if next_frame
+ * did.  1 when it moved (a poller's sign of work), else 0.
+ */
+static inline int gi_stream_wake(struct gi_stream_rt *st)
 {
 	struct gi_frame_ring_hdr *h = gi_stream_consumer_hdr(st);
 	uint64_t next = __atomic_load_n(&h->next_frame, __ATOMIC_ACQUIRE);
 	if (next == st->wake_next)
-		return;
+		return 0;
 	st->wake_next = next;
 	gi_frame_wake_now(h, st->waiters);
+	return 1;
 }
 
 #endif /* GI_FRAME_WAKE_H */

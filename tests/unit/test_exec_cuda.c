@@ -468,6 +468,12 @@ static void run_gpu(enum gi_exec_mode mode, int split)
 	assert_same_world(&ref, &gw, 0);
 	assert_int_equal(gw.ctr.batches, head);
 	assert_true(gw.st[0].c.packets > 0);
+	/* the launcher thread saw the kernels move next_frame and bumped the consumers' futex word */
+	for (int s = 0; s < NSTREAMS; s++)
+		if (gw.st[s].ring->next_frame > 0) {
+			assert_true(gw.st[s].ring->wake_seq > 0);
+			assert_int_equal(ref.st[s].ring->wake_seq, 0);
+		}
 
 	free(rr);
 	free(ring);

@@ -704,6 +704,12 @@ static void test_two_worker_threads(void **state)
 		assert_memory_equal(a.frames, b.frames, sizeof(a.frames));
 		struct gi_frame_ring_hdr *ha = ref.st[s].ring, *hb = w.st[s].ring;
 		assert_int_equal(ha->next_frame, hb->next_frame);
+		/* the workers bumped each ring's futex word as its frames moved, and
+		 * woke for the last move (frame_wake.h); the direct reference never does */
+		assert_true(hb->next_frame > 0);
+		assert_true(hb->wake_seq > 0);
+		assert_int_equal(w.st[s].wake_next, hb->next_frame);
+		assert_int_equal(ha->wake_seq, 0);
 		for (uint64_t k = 0; k < 16; k++) {
 			struct gi_frame_slot *p = gi_frame_slot_at(ha, k), *q = gi_frame_slot_at(hb, k);
 			assert_int_equal(p->seq, q->seq);
