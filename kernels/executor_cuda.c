@@ -609,10 +609,13 @@ static void *gi_cuda_launcher(void *arg)
  * Persistent mode: the kernel publishes frames with nobody on the host
  * watching, and the GPU cannot make system calls.  This thread polls each
  * stream's consumer header (host memory: the ring or its mirror) and wakes
- * the consumers asleep on it when next_frame moves; with the executor's
- * idle policy (`adaptive`: at most GI_IDLE_MAX_SLEEP_NS late).  It touches
- * no CUDA state.  Stopped once the kernel has drained, and the stop wakes
- * for what the final flush published.
+ * the consumers asleep on it when next_frame moves.  While a consumer
+ * sleeps it polls with the executor's idle policy (`busy` spins,
+ * `adaptive` is at most GI_IDLE_MAX_SLEEP_NS late); while none does it
+ * polls every GI_IDLE_MAX_SLEEP_NS whatever the policy, so a persistent
+ * executor with spinning consumers, or none, costs the host next to
+ * nothing.  It touches no CUDA state.  Stopped once the kernel has
+ * drained, and the stop wakes for what the final flush published.
  */
 static void *gi_cuda_waker(void *arg)
 {
@@ -621,13 +624,20 @@ static void *gi_cuda_waker(void *arg)
 
 	gi_idle_init(&idle, c->conf.idle);
 	while (!__atomic_load_n(&c->waker_quit, __ATOMIC_ACQUIRE)) {
-		int moved = 0;
-		for (uint32_t s = 0; s < c->conf.ctx->n_streams; s++)
-			moved |= gi_stream_wake(&c->conf.ctx->streams[s]);
-		if (moved)
+		int moved = 0, sleepers = 0;
+		for (uint32_t s = 0; s < c->conf.ctx->n_streams; s++) {
+			struct gi_stream_rt *st = &c->conf.ctx->streams[s];
+			moved |= gi_stream_wake(st);
+			sleepers |= st->waiters && __atomic_load_n(st->waiters, __ATOMIC_RELAXED);
+		}
+		if (moved) {
 			gi_idle_work(&idle);
-		else
+		} else if (sleepers) {
 			gi_idle_empty(&idle, GI_IDLE_MAX_SLEEP_NS);
+		} else {
+			struct timespec ts = { 0, GI_IDLE_MAX_SLEEP_NS };
+			nanosleep(&ts, NULL);
+		}
 	}
 	return NULL;
 }
