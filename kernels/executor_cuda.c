@@ -1,8 +1,8 @@
 /*
  * executor_cuda.c — host side of the cuda executor (CUDA driver API).
  *
- * About 810 lines, kept whole on purpose: setup, the launcher thread and
- * teardown share the state of one struct gi_cuda_exec and the order of
+ * About 880 lines, kept whole on purpose: setup, the launcher and waker
+ * threads and teardown share the state of one struct gi_cuda_exec and the order of
  * its driver calls (map, copy, launch, synchronise, copy back, unmap);
  * split apart, that order would be spread over files.
  *
