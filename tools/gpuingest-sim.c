@@ -194,6 +194,9 @@ static void usage(FILE *f)
 		"                          (default 5, exit 4)\n"
 		"  --start-delay-ms MS     after the peer is connected, wait MS ms before the\n"
 		"                          first packet (lets frame consumers attach; default 0)\n"
+		"  --start-file PATH       after the peer is connected, wait until PATH exists\n"
+		"                          (at most 60 s, else exit 3), then --start-delay-ms:\n"
+		"                          a test's go signal\n"
 		"  --linger-ms MS          keep the port up MS ms after the last packet so\n"
 		"                          a polling peer drains the ring (default 200)\n"
 		"\n"
@@ -202,7 +205,7 @@ static void usage(FILE *f)
 		"sent, tx_failed).  'reordered' counts packets that went out after a higher\n"
 		"sequence number of their stream; 'duplicated_reordered' the copies that did.\n"
 		"SIGINT/SIGTERM: each stream sends one last packet, flushes, prints the JSON.\n"
-		"Exit: 0 ok, 2 usage, 3 port or link error, 4 TX stalled.\n",
+		"Exit: 0 ok, 2 usage, 3 port or link error (or no --start-file), 4 TX stalled.\n",
 		GI_SIM_MAX_PAYLOAD, GI_SIM_MAX_DEPTH);
 }
 
@@ -263,7 +266,7 @@ static uint32_t parse_ip4(const char *opt, const char *s)
 }
 
 enum {
-	OPT_PORT = 256, OPT_GEOMETRY, OPT_START_DELAY, OPT_STREAMS, OPT_FRAMES, OPT_DURATION, OPT_PPF, OPT_PAYLOAD, OPT_FRAME_BYTES, OPT_RATE, OPT_SEED,
+	OPT_PORT = 256, OPT_GEOMETRY, OPT_START_DELAY, OPT_START_FILE, OPT_STREAMS, OPT_FRAMES, OPT_DURATION, OPT_PPF, OPT_PAYLOAD, OPT_FRAME_BYTES, OPT_RATE, OPT_SEED,
 	OPT_LOSS, OPT_DUP, OPT_REORDER, OPT_DEPTH, OPT_MALFORMED, OPT_SEQ_START, OPT_FRAME_START,
 	OPT_DST_PORT, OPT_SRC_PORT, OPT_SRC_MAC, OPT_DST_MAC, OPT_SRC_IP, OPT_DST_IP, OPT_WAIT_LINK,
 	OPT_LCORE, OPT_EAL, OPT_STALL, OPT_LINGER, OPT_HELP,
@@ -302,6 +305,7 @@ static void parse_args(int argc, char **argv, struct gi_sim_cfg *c)
 		{ "stall-timeout", required_argument, NULL, OPT_STALL },
 		{ "linger-ms", required_argument, NULL, OPT_LINGER },
 		{ "start-delay-ms", required_argument, NULL, OPT_START_DELAY },
+		{ "start-file", required_argument, NULL, OPT_START_FILE },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "custom", required_argument, NULL, OPT_CUSTOM },
@@ -344,6 +348,7 @@ static void parse_args(int argc, char **argv, struct gi_sim_cfg *c)
 		case OPT_EAL: c->eal_extra = optarg; break;
 		case OPT_STALL: c->stall_s = parse_double("--stall-timeout", optarg, 0.001, 86400); break;
 		case OPT_START_DELAY: c->start_delay_ms = (uint32_t)parse_u64("--start-delay-ms", optarg, 0, 600000); break;
+		case OPT_START_FILE: c->start_file = optarg; break;
 		case OPT_LINGER: c->linger_ms = (uint32_t)parse_u64("--linger-ms", optarg, 0, 600000); break;
 		case OPT_FORMAT: c->formats = optarg; break;
 		case OPT_CUSTOM:
@@ -754,6 +759,16 @@ int main(int argc, char **argv)
 	if (rc != 0) {
 		gi_sim_port_close(&sim);
 		return rc;
+	}
+	if (c->start_file) { /* 10 ms polls, 60 s at most */
+		int n = 0;
+		while (access(c->start_file, F_OK) != 0 && !stop_requested && n++ < 6000)
+			usleep(10000);
+		if (!stop_requested && access(c->start_file, F_OK) != 0) {
+			fprintf(stderr, "gpuingest-sim: --start-file %s did not appear within 60 s\n", c->start_file);
+			gi_sim_port_close(&sim);
+			return GI_SIM_EXIT_PORT;
+		}
 	}
 	if (c->start_delay_ms && !stop_requested)
 		usleep(c->start_delay_ms * 1000u);

@@ -107,6 +107,7 @@ struct gi_sim_cfg {
 	double stall_s;
 	uint32_t linger_ms;
 	uint32_t start_delay_ms; /* pause between link-up and the first packet */
+	const char *start_file;  /* NULL, or wait for it to exist before that pause */
 	const char *formats;     /* --format list, NULL: every stream is udp_seq */
 	uint32_t hdr_max;        /* largest UDP payload minus payload of any stream, 0: udp_seq's 32 */
 	/* --custom specs: the k-th custom stream takes the k-th (the last repeats) */

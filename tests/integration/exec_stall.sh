@@ -30,14 +30,16 @@ for i in $(seq 1 50); do grep -q '^# listening' "$T/notify.log" 2>/dev/null && b
 
 echo "=== steady traffic, executor paused from +2 s to +4 s"
 export NOTIFY_SOCKET=$T/notify.sock WATCHDOG_USEC=400000 GI_TEST_PAUSE_EXECUTOR_MS=2000:2000
+# the traffic starts once the first sample is taken (the mbufs' idle value),
+# however long the daemon and the consumer took to start ($T/go)
 start_memif_case "$T/s.yaml" --streams 1 --dst-port 5000 --packets-per-frame 32 --payload 512 --frames 0 \
-  --duration 6 --rate 40000 --start-delay-ms 1000 -- s0
+  --duration 6 --rate 40000 --start-file "$T/go" --start-delay-ms 200 -- s0
 unset NOTIFY_SOCKET WATCHDOG_USEC GI_TEST_PAUSE_EXECUTOR_MS
 
 # sample the page every 100 ms until the simulator is done, then 1.5 s more
-python3 - "$T/metrics.sock" "$SIM_PID" >"$T/samples.txt" <<'PY'
+python3 - "$T/metrics.sock" "$SIM_PID" "$T/go" >"$T/samples.txt" <<'PY'
 import os, socket, sys, time
-path, sim = sys.argv[1], int(sys.argv[2])
+path, sim, go = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 keys = ['ring_occupancy{port="p0",queue="0"}', 'dropped_packets_total{reason="ring_full"}',
         'mempool_in_use{pool="pool0"}', 'stream_frames_total{stream="s0",state="complete"}',
         'queue_rx_packets_total{port="p0",queue="0"}']
@@ -62,6 +64,8 @@ end = None
 while end is None or time.monotonic() < end:
     t = time.clock_gettime(time.CLOCK_MONOTONIC)
     print(f"{t:.6f}", *scrape(), flush=True)
+    if not os.path.exists(go):
+        open(go, "w").close()
     if end is None:
         try:
             os.kill(sim, 0)

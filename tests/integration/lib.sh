@@ -88,7 +88,7 @@ YAML
     match: {udp_dst_port: $udp}
     format: udp_seq
     frame: {packets: $pk, payload_bytes: $pl}
-    ring: {slots: 64, shm: /$TAG-$name}
+    ring: {slots: ${GI_FRAME_SLOTS:-64}, shm: /$TAG-$name}
     reorder_window: ${win:-4}
     frame_timeout_ms: 0
 YAML

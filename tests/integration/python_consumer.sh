@@ -35,6 +35,10 @@ DEVICE=host
 
 SOCK=$T/memif.sock
 DEV="net_memif0,role=client,socket=$SOCK,socket-abstract=no"
+# frame rings that hold every frame of a case (150): this checks what the
+# module reads, not how fast; a Python consumer under ASan on two busy cores
+# falls more than 64 frames behind (overruns are the C tests' subject)
+export GI_FRAME_SLOTS=256
 
 # start_py_consumer NAME SIM_STREAM_ID [CHECKER_ARGS...] → JSON in $T/frames-NAME.json
 start_py_consumer() {
