@@ -146,7 +146,7 @@ grep -qE "watchdog: executor ${GI_BACKEND:-host}( worker [0-9]+)? made no progre
 grep -q "did not drain within executor.shutdown_timeout_ms (1000 ms)" "$T/daemon.log" ||
   { cat "$T/daemon.log" >&2; fail "no 'did not drain' error"; }
 python3 - "$T/n2.log" "$t_term" <<'PY' || fail "stalled executor: see above"
-import sys
+import os, sys
 log, t_term = sys.argv[1], float(sys.argv[2])
 ev = [(float(t), kv) for t, kv in (l.rstrip("\n").split(" ", 1) for l in open(log) if not l.startswith("#"))]
 def die(msg):
@@ -159,9 +159,13 @@ t_hung = next((t for t, kv in ev if kv.startswith("STATUS=test hook: executor"))
 pings = [t for t, kv in ev if kv == "WATCHDOG=1"]
 if not pings:
     die("no WATCHDOG=1 before the stall (it starts 500 ms after READY=1)")
-# one ping may follow the hang: the check that covers progress made before it
+# pings may follow the hang for a moment: the check that covers progress
+# made before it, and work already in flight when it came (launch mode: a
+# launched tick or pass still finishes, slowly under the emulation and
+# ASan); the host executor allows one, the GPU's at most 1 s of them
 late = [t for t in pings if t > t_hung]
-if len(late) > 1:
+gpu = os.environ.get("GI_BACKEND", "host") != "host"
+if (not gpu and len(late) > 1) or any(t - t_hung > 1.0 for t in late):
     die(f"{len(late)} WATCHDOG=1 after the executor hung: the pings must stop")
 if pings[-1] > t_term - 1.0:
     die("WATCHDOG=1 in the last second before SIGTERM")
