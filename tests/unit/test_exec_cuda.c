@@ -306,11 +306,22 @@ static int have_gpu(void)
 	return ok;
 }
 
+/*
+ * The default 256 threads per CTA, or GI_THREADS_PER_RING (128 in the
+ * ThreadSanitizer build, tests/meson.build).  ThreadSanitizer's runtime
+ * has 255 thread slots; with the emulated CTA's 256 OS threads plus the
+ * stream, launcher and test threads it reported, in about one run of
+ * three, a race between a k_tick's mirror write and the next test's use of
+ * the same stack, though the launcher waits for the stream to go idle and
+ * the stop joins the launcher.  With 128 threads: none in 12 runs.
+ */
 static struct gi_executor_conf conf_for(struct exec_fixture *w, enum gi_backend b, enum gi_exec_mode m,
 					struct gi_batch_ring **rings, uint32_t n_rings)
 {
+	const char *tpr = getenv("GI_THREADS_PER_RING");
 	return (struct gi_executor_conf){ .backend = b, .mode = m, .idle = GI_IDLE_BUSY, .cpu = -1, .n_rings = n_rings,
-					  .rings = rings, .ctx = &w->ctx, .tick_ns = 1000000 };
+					  .rings = rings, .ctx = &w->ctx, .tick_ns = 1000000,
+					  .threads_per_ring = tpr ? (uint32_t)strtoul(tpr, NULL, 10) : 0 };
 }
 
 static void test_cuda_without_gpu_fails_cleanly(void **state)
