@@ -35,7 +35,8 @@ DEVICE=host
 
 SOCK=$T/memif.sock
 DEV="net_memif0,role=client,socket=$SOCK,socket-abstract=no"
-# frame rings that hold every frame of a case (150): this checks what the
+# frame rings that hold every frame of a case (150), and 10 000 packets/s
+# (the emulated GPU executor under ASan keeps up): this checks what the
 # module reads, not how fast; a Python consumer under ASan on two busy cores
 # falls more than 64 frames behind (overruns are the C tests' subject)
 export GI_FRAME_SLOTS=256
@@ -83,6 +84,6 @@ for path in sys.argv[1:]:
 PY
 }
 
-run_case clean --clean --clean --frames 150 --rate 40000 --seed 1 --frame-start 4294967246
-run_case impaired "" "" --frames 150 --rate 40000 --seed 7 --loss 0.01 --dup 0.01 --reorder 0.02 --reorder-depth 8
+run_case clean --clean --clean --frames 150 --rate 10000 --seed 1 --frame-start 4294967246
+run_case impaired "" "" --frames 150 --rate 10000 --seed 7 --loss 0.01 --dup 0.01 --reorder 0.02 --reorder-depth 8
 echo "PASS"
