@@ -2,8 +2,8 @@
  * executor_cuda.c — host side of the cuda executor (CUDA driver API).
  *
  * About 880 lines, kept whole on purpose: setup, the launcher and waker
- * threads and teardown share the state of one struct gi_cuda_exec and the order of
- * its driver calls (map, copy, launch, synchronise, copy back, unmap);
+ * threads and teardown share the state of one struct gi_cuda_exec and the
+ * order of its driver calls (map, copy, launch, synchronise, copy back, unmap);
  * split apart, that order would be spread over files.
  *
  * Makes what the kernels touch visible to the GPU and runs them, one CTA of
@@ -643,7 +643,7 @@ static void *gi_cuda_waker(void *arg)
 }
 
 /* The launcher or the waker, on the executor's cpu when one is set. */
-static int gi_cuda_start_thread(struct gi_cuda_exec *c, void *(*fn)(void *), const char *name)
+static int gi_cuda_start_thread(struct gi_cuda_exec *c, void *(*fn)(void *), const char *what, const char *name)
 {
 	pthread_attr_t attr;
 	int rc;
@@ -658,10 +658,10 @@ static int gi_cuda_start_thread(struct gi_cuda_exec *c, void *(*fn)(void *), con
 	rc = pthread_create(&c->thread, &attr, fn, c);
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
-		snprintf(c->err, sizeof(c->err), "cannot start the %s thread: %s", name, strerror(rc));
+		snprintf(c->err, sizeof(c->err), "cannot start the %s thread: %s", what, strerror(rc));
 		return -rc;
 	}
-	pthread_setname_np(c->thread, fn == gi_cuda_waker ? "gi-exec-wake" : "gi-exec-cuda");
+	pthread_setname_np(c->thread, name);
 	c->thread_started = 1;
 	return 0;
 }
@@ -695,14 +695,14 @@ int gi_cuda_exec_start(struct gi_cuda_exec *c)
 		void *p[] = { &c->args };
 		/* the waker first: a kernel in flight is never left without one */
 		c->waker_quit = 0;
-		if ((rc = gi_cuda_start_thread(c, gi_cuda_waker, "waker")) < 0)
+		if ((rc = gi_cuda_start_thread(c, gi_cuda_waker, "waker", "gi-exec-wake")) < 0)
 			return rc;
 		if ((rc = gi_cuda_launch(c, c->k_persistent, "cuLaunchKernel(k_persistent)", c->conf.n_groups,
 					 c->threads, c->args.smem_bytes, p)) < 0) {
 			gi_cuda_stop_waker(c);
 			return rc;
 		}
-	} else if ((rc = gi_cuda_start_thread(c, gi_cuda_launcher, "launcher")) < 0) {
+	} else if ((rc = gi_cuda_start_thread(c, gi_cuda_launcher, "launcher", "gi-exec-cuda")) < 0) {
 		return rc;
 	}
 	c->running = 1;

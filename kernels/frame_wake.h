@@ -5,8 +5,9 @@
  * is whoever makes frames visible to consumers: a host executor worker
  * after each batch and tick (gi_stream_wake on the streams it owns), the
  * CUDA launcher thread (launch mode) or waker thread (persistent mode) as
- * it sees the GPU move the mirror's next_frame, and the daemon when it closes a ring (gi_frame_wake_now).  One system
- * call per ring and batch that published frames, none when nobody sleeps.
+ * it sees the GPU move the mirror's next_frame, and the daemon when it
+ * closes a ring (gi_frame_wake_now).  One system call per ring and batch
+ * that published frames, none when nobody sleeps.
  */
 #ifndef GI_FRAME_WAKE_H
 #define GI_FRAME_WAKE_H
