@@ -415,6 +415,11 @@ static void run_gpu(enum gi_exec_mode mode, int split)
 	struct exec_fixture ref, gw;
 	exf_init(&ref, &world);
 	exf_init(&gw, &world);
+	/* a consumer counted asleep on every ring: the waker's sleeper path and
+	 * FUTEX_WAKE run (nobody is in the futex, so none is woken) */
+	uint32_t sleeping = 1;
+	for (int s = 0; s < NSTREAMS; s++)
+		gw.st[s].waiters = &sleeping;
 	struct gi_cuda_drv drv;
 	assert_true(open_gpu(&drv));
 	uint8_t(*bufs)[TP_MAX];
@@ -479,12 +484,17 @@ static void run_gpu(enum gi_exec_mode mode, int split)
 	assert_same_world(&ref, &gw, 0);
 	assert_int_equal(gw.ctr.batches, head);
 	assert_true(gw.st[0].c.packets > 0);
-	/* the launcher thread saw the kernels move next_frame and bumped the consumers' futex word */
+	/* the launcher (launch) or waker (persistent) thread saw the kernels move
+	 * next_frame and bumped the consumers' futex word, last for the final move */
+	int published = 0;
 	for (int s = 0; s < NSTREAMS; s++)
 		if (gw.st[s].ring->next_frame > 0) {
+			published++;
 			assert_true(gw.st[s].ring->wake_seq > 0);
+			assert_int_equal(gw.st[s].wake_next, gw.st[s].ring->next_frame);
 			assert_int_equal(ref.st[s].ring->wake_seq, 0);
 		}
+	assert_true(published > 0);
 
 	free(rr);
 	free(ring);
