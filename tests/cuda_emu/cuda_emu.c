@@ -75,7 +75,8 @@ EMU_EXPORT const char gi_cuda_emu_version[] = "gpuingest CUDA emulation 1";
 	X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetByPCIBusId)     \
 	X(cuDeviceGetName) X(cuDeviceGetPCIBusId) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)  \
 	X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuMemAlloc) X(cuMemFree)                     \
-	X(cuPointerSetAttribute) X(cuPointerGetAttribute) X(cuMemHostAlloc) X(cuMemFreeHost)           \
+	X(cuPointerSetAttribute) X(cuPointerGetAttribute) X(cuPointerGetAttributes) X(cuMemHostAlloc)       \
+	X(cuMemFreeHost)                                                                                \
 	X(cuMemHostRegister) X(cuMemHostUnregister) X(cuMemHostGetDevicePointer) X(cuIpcGetMemHandle)  \
 	X(cuIpcOpenMemHandle) X(cuIpcCloseMemHandle) X(cuMemcpyDtoH) X(cuMemcpyHtoD) X(cuMemsetD8)     \
 	X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamQuery) X(cuStreamSynchronize) X(cuEventCreate)  \
@@ -104,6 +105,7 @@ static struct {
 	pthread_mutex_t mu;
 	pthread_once_t once;
 	uint64_t calls[C__COUNT];
+	uint64_t errors[C__COUNT]; /* calls that returned an error (not CUDA_ERROR_NOT_READY, a status) */
 	struct emu_inject inject[C__COUNT];
 	uint64_t flushes;
 	unsigned stress;  /* 0 off, else about 1 in `stress` */
@@ -164,6 +166,8 @@ static void emu_report(void)
 	pthread_mutex_lock(&g.mu);
 	for (int i = 0; i < C__COUNT; i++)
 		fprintf(f, "calls.%s %llu\n", call_names[i], (unsigned long long)g.calls[i]);
+	for (int i = 0; i < C__COUNT; i++)
+		fprintf(f, "errors.%s %llu\n", call_names[i], (unsigned long long)__atomic_load_n(&g.errors[i], __ATOMIC_RELAXED));
 	fprintf(f, "rdma_flushes %llu\n", (unsigned long long)g.flushes);
 	pthread_mutex_unlock(&g.mu);
 	fclose(f);
@@ -214,6 +218,18 @@ static CUresult emu_enter(enum emu_call c)
 	if (g.inject[c].nth == n)
 		r = g.inject[c].err;
 	pthread_mutex_unlock(&g.mu);
+	return r;
+}
+
+/*
+ * Every entry point returns through here: an error a driver call returns
+ * is what compute-sanitizer reports as an API error, so a healthy run
+ * must have none (the report's errors.* lines; tests/integration/cuda_faults.sh).
+ */
+static CUresult emu_result(enum emu_call c, CUresult r)
+{
+	if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
+		__atomic_fetch_add(&g.errors[c], 1, __ATOMIC_RELAXED);
 	return r;
 }
 
@@ -377,7 +393,7 @@ static CUresult need_ctx(struct emu_ctx **out)
 			return nc_;                      \
 	} while (0)
 
-EMU_EXPORT CUresult cuInit(unsigned int flags)
+static CUresult emu_cuInit(unsigned int flags)
 {
 	ENTER(cuInit);
 	if (flags != 0)
@@ -387,7 +403,12 @@ EMU_EXPORT CUresult cuInit(unsigned int flags)
 	return D.n ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
 }
 
-EMU_EXPORT CUresult cuDriverGetVersion(int *v)
+EMU_EXPORT CUresult cuInit(unsigned int flags)
+{
+	return emu_result(C_cuInit, emu_cuInit(flags));
+}
+
+static CUresult emu_cuDriverGetVersion(int *v)
 {
 	ENTER(cuDriverGetVersion);
 	if (!v)
@@ -396,7 +417,12 @@ EMU_EXPORT CUresult cuDriverGetVersion(int *v)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuDeviceGetCount(int *n)
+EMU_EXPORT CUresult cuDriverGetVersion(int *v)
+{
+	return emu_result(C_cuDriverGetVersion, emu_cuDriverGetVersion(v));
+}
+
+static CUresult emu_cuDeviceGetCount(int *n)
 {
 	ENTER(cuDeviceGetCount);
 	NEED_INIT();
@@ -406,7 +432,12 @@ EMU_EXPORT CUresult cuDeviceGetCount(int *n)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuDeviceGet(CUdevice *dev, int ordinal)
+EMU_EXPORT CUresult cuDeviceGetCount(int *n)
+{
+	return emu_result(C_cuDeviceGetCount, emu_cuDeviceGetCount(n));
+}
+
+static CUresult emu_cuDeviceGet(CUdevice *dev, int ordinal)
 {
 	ENTER(cuDeviceGet);
 	NEED_INIT();
@@ -418,7 +449,12 @@ EMU_EXPORT CUresult cuDeviceGet(CUdevice *dev, int ordinal)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *id)
+EMU_EXPORT CUresult cuDeviceGet(CUdevice *dev, int ordinal)
+{
+	return emu_result(C_cuDeviceGet, emu_cuDeviceGet(dev, ordinal));
+}
+
+static CUresult emu_cuDeviceGetByPCIBusId(CUdevice *dev, const char *id)
 {
 	int dom, bus, slot, fn;
 	ENTER(cuDeviceGetByPCIBusId);
@@ -433,6 +469,11 @@ EMU_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *id)
 	return CUDA_ERROR_INVALID_DEVICE;
 }
 
+EMU_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *id)
+{
+	return emu_result(C_cuDeviceGetByPCIBusId, emu_cuDeviceGetByPCIBusId(dev, id));
+}
+
 #define NEED_DEV(d)                                      \
 	do {                                             \
 		NEED_INIT();                             \
@@ -440,7 +481,7 @@ EMU_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *id)
 			return CUDA_ERROR_INVALID_DEVICE; \
 	} while (0)
 
-EMU_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+static CUresult emu_cuDeviceGetName(char *name, int len, CUdevice dev)
 {
 	ENTER(cuDeviceGetName);
 	NEED_DEV(dev);
@@ -450,7 +491,12 @@ EMU_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuDeviceGetPCIBusId(char *buf, int len, CUdevice dev)
+EMU_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	return emu_result(C_cuDeviceGetName, emu_cuDeviceGetName(name, len, dev));
+}
+
+static CUresult emu_cuDeviceGetPCIBusId(char *buf, int len, CUdevice dev)
 {
 	ENTER(cuDeviceGetPCIBusId);
 	NEED_DEV(dev);
@@ -460,7 +506,12 @@ EMU_EXPORT CUresult cuDeviceGetPCIBusId(char *buf, int len, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice dev)
+EMU_EXPORT CUresult cuDeviceGetPCIBusId(char *buf, int len, CUdevice dev)
+{
+	return emu_result(C_cuDeviceGetPCIBusId, emu_cuDeviceGetPCIBusId(buf, len, dev));
+}
+
+static CUresult emu_cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice dev)
 {
 	ENTER(cuDeviceGetAttribute);
 	NEED_DEV(dev);
@@ -485,7 +536,12 @@ EMU_EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice 
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
-EMU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+EMU_EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice dev)
+{
+	return emu_result(C_cuDeviceGetAttribute, emu_cuDeviceGetAttribute(v, a, dev));
+}
+
+static CUresult emu_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 {
 	ENTER(cuDevicePrimaryCtxRetain);
 	NEED_DEV(dev);
@@ -496,9 +552,14 @@ EMU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+EMU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+	return emu_result(C_cuDevicePrimaryCtxRetain, emu_cuDevicePrimaryCtxRetain(ctx, dev));
+}
+
 static void emu_ctx_released(struct emu_ctx *c);
 
-EMU_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+static CUresult emu_cuDevicePrimaryCtxRelease(CUdevice dev)
 {
 	ENTER(cuDevicePrimaryCtxRelease);
 	NEED_DEV(dev);
@@ -514,7 +575,12 @@ EMU_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
+EMU_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+	return emu_result(C_cuDevicePrimaryCtxRelease, emu_cuDevicePrimaryCtxRelease(dev));
+}
+
+static CUresult emu_cuCtxSetCurrent(CUcontext ctx)
 {
 	ENTER(cuCtxSetCurrent);
 	NEED_INIT();
@@ -523,6 +589,11 @@ EMU_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	cur_ctx = c;
 	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+	return emu_result(C_cuCtxSetCurrent, emu_cuCtxSetCurrent(ctx));
 }
 
 /* ---- memory ----------------------------------------------------------------- */
@@ -627,7 +698,7 @@ static void emu_ctx_released(struct emu_ctx *c)
 	__atomic_store_n(&c->sticky, CUDA_SUCCESS, __ATOMIC_RELEASE); /* a new context starts healthy */
 }
 
-EMU_EXPORT CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
+static CUresult emu_cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
 {
 	struct emu_ctx *c;
 	ENTER(cuMemAlloc);
@@ -659,14 +730,24 @@ EMU_EXPORT CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuMemFree(CUdeviceptr dptr)
+EMU_EXPORT CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
+{
+	return emu_result(C_cuMemAlloc, emu_cuMemAlloc(dptr, bytes));
+}
+
+static CUresult emu_cuMemFree(CUdeviceptr dptr)
 {
 	ENTER(cuMemFree);
 	NEED_CTX(NULL);
 	return mem_remove((uintptr_t)dptr, K(M_DEVICE), "cuMemFree", "not the base of a cuMemAlloc allocation");
 }
 
-EMU_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
+EMU_EXPORT CUresult cuMemFree(CUdeviceptr dptr)
+{
+	return emu_result(C_cuMemFree, emu_cuMemFree(dptr));
+}
+
+static CUresult emu_cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
 {
 	struct emu_ctx *c;
 	ENTER(cuMemHostAlloc);
@@ -688,14 +769,24 @@ EMU_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuMemFreeHost(void *p)
+EMU_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
+{
+	return emu_result(C_cuMemHostAlloc, emu_cuMemHostAlloc(pp, bytes, flags));
+}
+
+static CUresult emu_cuMemFreeHost(void *p)
 {
 	ENTER(cuMemFreeHost);
 	NEED_CTX(NULL);
 	return mem_remove((uintptr_t)p, K(M_HOST), "cuMemFreeHost", "not a cuMemHostAlloc allocation");
 }
 
-EMU_EXPORT CUresult cuMemHostRegister(void *p, size_t bytes, unsigned int flags)
+EMU_EXPORT CUresult cuMemFreeHost(void *p)
+{
+	return emu_result(C_cuMemFreeHost, emu_cuMemFreeHost(p));
+}
+
+static CUresult emu_cuMemHostRegister(void *p, size_t bytes, unsigned int flags)
 {
 	struct emu_ctx *c;
 	ENTER(cuMemHostRegister);
@@ -725,7 +816,12 @@ EMU_EXPORT CUresult cuMemHostRegister(void *p, size_t bytes, unsigned int flags)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuMemHostUnregister(void *p)
+EMU_EXPORT CUresult cuMemHostRegister(void *p, size_t bytes, unsigned int flags)
+{
+	return emu_result(C_cuMemHostRegister, emu_cuMemHostRegister(p, bytes, flags));
+}
+
+static CUresult emu_cuMemHostUnregister(void *p)
 {
 	ENTER(cuMemHostUnregister);
 	NEED_CTX(NULL);
@@ -742,7 +838,12 @@ EMU_EXPORT CUresult cuMemHostUnregister(void *p)
 	return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 
-EMU_EXPORT CUresult cuMemHostGetDevicePointer(CUdeviceptr *dptr, void *p, unsigned int flags)
+EMU_EXPORT CUresult cuMemHostUnregister(void *p)
+{
+	return emu_result(C_cuMemHostUnregister, emu_cuMemHostUnregister(p));
+}
+
+static CUresult emu_cuMemHostGetDevicePointer(CUdeviceptr *dptr, void *p, unsigned int flags)
 {
 	ENTER(cuMemHostGetDevicePointer);
 	NEED_CTX(NULL);
@@ -757,7 +858,41 @@ EMU_EXPORT CUresult cuMemHostGetDevicePointer(CUdeviceptr *dptr, void *p, unsign
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr ptr)
+EMU_EXPORT CUresult cuMemHostGetDevicePointer(CUdeviceptr *dptr, void *p, unsigned int flags)
+{
+	return emu_result(C_cuMemHostGetDevicePointer, emu_cuMemHostGetDevicePointer(dptr, p, flags));
+}
+
+/* One attribute of memory `m` (NULL: memory the driver does not know) into data. */
+static CUresult pointer_attr(const struct emu_mem *m, CUpointer_attribute a, CUdeviceptr ptr, void *data)
+{
+	bool dev = m && (m->kind == M_DEVICE || m->kind == M_IPC);
+	switch (a) {
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(CUmemorytype *)data = !m ? (CUmemorytype)0 : dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+		*(CUdeviceptr *)data = m ? ptr : 0;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+		*(int *)data = m ? m->sync_memops : 0;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = m ? (CUdeviceptr)m->base : 0;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = m ? m->size : 0;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+		*(unsigned long long *)data = m ? m->id : 0;
+		return CUDA_SUCCESS;
+	default:
+		emu_complain("cuPointerGetAttribute(s)(%d): attribute not modelled by the emulation", (int)a);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+static CUresult emu_cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr ptr)
 {
 	ENTER(cuPointerGetAttribute);
 	NEED_CTX(NULL);
@@ -769,33 +904,39 @@ EMU_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUd
 	pthread_mutex_unlock(&g.mu);
 	if (!m)
 		return CUDA_ERROR_INVALID_VALUE; /* memory the driver does not know */
-	bool dev = copy.kind == M_DEVICE || copy.kind == M_IPC;
-	switch (a) {
-	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-		*(CUmemorytype *)data = dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
-		return CUDA_SUCCESS;
-	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-		*(CUdeviceptr *)data = ptr;
-		return CUDA_SUCCESS;
-	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
-		*(int *)data = copy.sync_memops;
-		return CUDA_SUCCESS;
-	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-		*(CUdeviceptr *)data = (CUdeviceptr)copy.base;
-		return CUDA_SUCCESS;
-	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-		*(size_t *)data = copy.size;
-		return CUDA_SUCCESS;
-	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
-		*(unsigned long long *)data = copy.id;
-		return CUDA_SUCCESS;
-	default:
-		emu_complain("cuPointerGetAttribute(%d): attribute not modelled by the emulation", (int)a);
-		return CUDA_ERROR_INVALID_VALUE;
-	}
+	return pointer_attr(&copy, a, ptr, data);
 }
 
-EMU_EXPORT CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute a, CUdeviceptr ptr)
+/* As the driver documents it: memory it does not know is no error, each attribute reads as zero. */
+static CUresult emu_cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs, void **data, CUdeviceptr ptr)
+{
+	ENTER(cuPointerGetAttributes);
+	NEED_CTX(NULL);
+	if (!n || !attrs || !data)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&g.mu);
+	struct emu_mem *m = mem_find((uintptr_t)ptr, 1, K(M_DEVICE) | K(M_IPC) | K(M_HOST) | K(M_REGISTERED));
+	struct emu_mem copy = m ? *m : (struct emu_mem){ 0 };
+	pthread_mutex_unlock(&g.mu);
+	for (unsigned int i = 0; i < n; i++) {
+		CUresult r = data[i] ? pointer_attr(m ? &copy : NULL, attrs[i], ptr, data[i]) : CUDA_ERROR_INVALID_VALUE;
+		if (r != CUDA_SUCCESS)
+			return r;
+	}
+	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs, void **data, CUdeviceptr ptr)
+{
+	return emu_result(C_cuPointerGetAttributes, emu_cuPointerGetAttributes(n, attrs, data, ptr));
+}
+
+EMU_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr ptr)
+{
+	return emu_result(C_cuPointerGetAttribute, emu_cuPointerGetAttribute(data, a, ptr));
+}
+
+static CUresult emu_cuPointerSetAttribute(const void *value, CUpointer_attribute a, CUdeviceptr ptr)
 {
 	ENTER(cuPointerSetAttribute);
 	NEED_CTX(NULL);
@@ -807,6 +948,11 @@ EMU_EXPORT CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute
 		m->sync_memops = *(const int *)value != 0;
 	pthread_mutex_unlock(&g.mu);
 	return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EMU_EXPORT CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute a, CUdeviceptr ptr)
+{
+	return emu_result(C_cuPointerSetAttribute, emu_cuPointerSetAttribute(value, a, ptr));
 }
 
 /* [p, p + n) lies in one device allocation (own or opened through IPC). */
@@ -821,7 +967,7 @@ static CUresult check_device_range(CUdeviceptr p, size_t n, const char *what)
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
-EMU_EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n)
+static CUresult emu_cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n)
 {
 	ENTER(cuMemcpyHtoD);
 	NEED_CTX(NULL);
@@ -831,7 +977,12 @@ EMU_EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n)
 	return r;
 }
 
-EMU_EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n)
+EMU_EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n)
+{
+	return emu_result(C_cuMemcpyHtoD, emu_cuMemcpyHtoD(dst, src, n));
+}
+
+static CUresult emu_cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n)
 {
 	ENTER(cuMemcpyDtoH);
 	NEED_CTX(NULL);
@@ -841,7 +992,12 @@ EMU_EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n)
 	return r;
 }
 
-EMU_EXPORT CUresult cuMemsetD8(CUdeviceptr dst, unsigned char v, size_t n)
+EMU_EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n)
+{
+	return emu_result(C_cuMemcpyDtoH, emu_cuMemcpyDtoH(dst, src, n));
+}
+
+static CUresult emu_cuMemsetD8(CUdeviceptr dst, unsigned char v, size_t n)
 {
 	ENTER(cuMemsetD8);
 	NEED_CTX(NULL);
@@ -849,6 +1005,11 @@ EMU_EXPORT CUresult cuMemsetD8(CUdeviceptr dst, unsigned char v, size_t n)
 	if (r == CUDA_SUCCESS && n)
 		memset((void *)(uintptr_t)dst, v, n);
 	return r;
+}
+
+EMU_EXPORT CUresult cuMemsetD8(CUdeviceptr dst, unsigned char v, size_t n)
+{
+	return emu_result(C_cuMemsetD8, emu_cuMemsetD8(dst, v, n));
 }
 
 /* ---- IPC: a handle names the owner's memfd ---------------------------------- */
@@ -863,7 +1024,7 @@ struct emu_ipc {
 #define EMU_IPC_MAGIC 0x4350494d45554947ull /* "GIUEMIPC" */
 _Static_assert(sizeof(struct emu_ipc) <= sizeof(CUipcMemHandle), "handle record fits CUDA's 64 bytes");
 
-EMU_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr dptr)
+static CUresult emu_cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr dptr)
 {
 	ENTER(cuIpcGetMemHandle);
 	NEED_CTX(NULL);
@@ -884,7 +1045,12 @@ EMU_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr dptr)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *dptr, CUipcMemHandle h, unsigned int flags)
+EMU_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr dptr)
+{
+	return emu_result(C_cuIpcGetMemHandle, emu_cuIpcGetMemHandle(h, dptr));
+}
+
+static CUresult emu_cuIpcOpenMemHandle(CUdeviceptr *dptr, CUipcMemHandle h, unsigned int flags)
 {
 	struct emu_ctx *c;
 	struct emu_ipc rec;
@@ -920,14 +1086,24 @@ EMU_EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *dptr, CUipcMemHandle h, unsi
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
+EMU_EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *dptr, CUipcMemHandle h, unsigned int flags)
+{
+	return emu_result(C_cuIpcOpenMemHandle, emu_cuIpcOpenMemHandle(dptr, h, flags));
+}
+
+static CUresult emu_cuIpcCloseMemHandle(CUdeviceptr dptr)
 {
 	ENTER(cuIpcCloseMemHandle);
 	NEED_CTX(NULL);
 	return mem_remove((uintptr_t)dptr, K(M_IPC), "cuIpcCloseMemHandle", "not an opened IPC mapping");
 }
 
-EMU_EXPORT CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
+EMU_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
+{
+	return emu_result(C_cuIpcCloseMemHandle, emu_cuIpcCloseMemHandle(dptr));
+}
+
+static CUresult emu_cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
 					       CUflushGPUDirectRDMAWritesScope scope)
 {
 	ENTER(cuFlushGPUDirectRDMAWrites);
@@ -939,6 +1115,12 @@ EMU_EXPORT CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget 
 	g.flushes++;
 	pthread_mutex_unlock(&g.mu);
 	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
+					       CUflushGPUDirectRDMAWritesScope scope)
+{
+	return emu_result(C_cuFlushGPUDirectRDMAWrites, emu_cuFlushGPUDirectRDMAWrites(target, scope));
 }
 
 /* ---- modules and functions ------------------------------------------------- */
@@ -958,7 +1140,7 @@ struct emu_module {
 	struct emu_func *funcs;
 };
 
-EMU_EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
+static CUresult emu_cuModuleLoadData(CUmodule *mod, const void *image)
 {
 	const struct gi_emu_module *em = image;
 	ENTER(cuModuleLoadData);
@@ -983,7 +1165,12 @@ EMU_EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuModuleUnload(CUmodule mod)
+EMU_EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
+{
+	return emu_result(C_cuModuleLoadData, emu_cuModuleLoadData(mod, image));
+}
+
+static CUresult emu_cuModuleUnload(CUmodule mod)
 {
 	struct emu_module *m = (struct emu_module *)(void *)mod;
 	ENTER(cuModuleUnload);
@@ -996,7 +1183,12 @@ EMU_EXPORT CUresult cuModuleUnload(CUmodule mod)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule mod, const char *name)
+EMU_EXPORT CUresult cuModuleUnload(CUmodule mod)
+{
+	return emu_result(C_cuModuleUnload, emu_cuModuleUnload(mod));
+}
+
+static CUresult emu_cuModuleGetFunction(CUfunction *fn, CUmodule mod, const char *name)
 {
 	struct emu_module *m = (struct emu_module *)(void *)mod;
 	ENTER(cuModuleGetFunction);
@@ -1013,6 +1205,11 @@ EMU_EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule mod, const char
 	return CUDA_ERROR_NOT_FOUND;
 }
 
+EMU_EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule mod, const char *name)
+{
+	return emu_result(C_cuModuleGetFunction, emu_cuModuleGetFunction(fn, mod, name));
+}
+
 static int dev_attr(int dev, CUdevice_attribute a)
 {
 	int v = 0;
@@ -1026,7 +1223,7 @@ static int dev_attr(int dev, CUdevice_attribute a)
 	return v;
 }
 
-EMU_EXPORT CUresult cuFuncSetAttribute(CUfunction fn, CUfunction_attribute a, int v)
+static CUresult emu_cuFuncSetAttribute(CUfunction fn, CUfunction_attribute a, int v)
 {
 	struct emu_func *f = (struct emu_func *)(void *)fn;
 	struct emu_ctx *c;
@@ -1042,6 +1239,11 @@ EMU_EXPORT CUresult cuFuncSetAttribute(CUfunction fn, CUfunction_attribute a, in
 		return CUDA_ERROR_INVALID_VALUE;
 	f->max_dyn_smem = (uint32_t)v;
 	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuFuncSetAttribute(CUfunction fn, CUfunction_attribute a, int v)
+{
+	return emu_result(C_cuFuncSetAttribute, emu_cuFuncSetAttribute(fn, a, v));
 }
 
 /* ---- launches: blocks of OS threads ------------------------------------------ */
@@ -1071,6 +1273,8 @@ struct emu_warp {
 	uint32_t valid;     /* lanes that exist */
 	uint32_t exited;    /* lanes whose thread has returned */
 	uint32_t cur_mask;  /* the collective in progress (0: none) */
+	struct gi_emu_site cur_at; /* ... where its first lane called it */
+	uint32_t cur_first; /* ... that lane */
 	uint32_t arrived;
 	uint32_t pending;   /* released lanes that have not copied the snapshot yet (atomic) */
 	uint32_t gen;       /* futex word */
@@ -1084,6 +1288,8 @@ struct emu_block {
 	uint32_t arrived;   /* at __syncthreads */
 	uint32_t blocked;   /* threads waiting in a barrier or a warp collective */
 	uint32_t gen;       /* futex word */
+	struct gi_emu_site bar_at; /* the barrier of this generation: where its first thread called it */
+	uint32_t bar_first;        /* ... that thread */
 	int acc, result[2];
 	uint8_t *smem;
 	uint32_t n_warps;
@@ -1094,6 +1300,7 @@ struct emu_tctx {
 	struct gi_emu_thread t; /* first: the kernel side sees only this */
 	struct emu_block *b;
 	uint64_t rng;
+	uint32_t bar_wait;      /* b->gen + 1 while it waits at that generation's barrier (under b->mu) */
 };
 
 struct emu_launch {
@@ -1174,11 +1381,72 @@ static int deadlocked(struct emu_block *b)
 	return b->blocked == b->live;
 }
 
-static int op_syncthreads_count(struct gi_emu_thread *t, int pred)
+/*
+ * CUDA's rules.  __syncthreads() is bar.sync, an aligned barrier: every
+ * non-exited thread of the block must execute the same barrier
+ * instruction, or the block hangs or traps (on sm_70+ a barrier counts
+ * threads, so warps at different barriers may release each other and run
+ * out of step).  A warp collective (__syncwarp, shuffles, votes) waits for
+ * exactly the lanes its mask names, which must call the same one with the
+ * same mask.  OS threads would let both through; these checks run under
+ * b->mu at every arrival, and a breach faults the launch naming both call
+ * sites and the threads.
+ */
+static bool same_site(const struct gi_emu_site *a, const struct gi_emu_site *b)
+{
+	return a->line == b->line && strcmp(a->what, b->what) == 0 && strcmp(a->file, b->file) == 0;
+}
+
+static const char *site_file(const struct gi_emu_site *at)
+{
+	const char *slash = strrchr(at->file, '/');
+	return slash ? slash + 1 : at->file;
+}
+
+#define SITE_FMT "%s() at %s:%u"
+#define SITE_ARGS(at) (at)->what, site_file(at), (at)->line
+
+static struct emu_tctx *block_thread(struct emu_block *b, uint32_t i)
+{
+	return &b->l->threads[(size_t)(b - b->l->blocks) * b->n + i];
+}
+
+static uint32_t thread_index(const struct gi_emu_thread *t)
+{
+	return t->warp * 32 + t->lane;
+}
+
+/* Under b->mu: the lanes of warp `w` (other than `self`) that wait at this generation's barrier. */
+static uint32_t lanes_at_barrier(struct emu_block *b, uint32_t w, uint32_t self)
+{
+	uint32_t at = 0;
+	for (uint32_t l = 0; l < 32 && w * 32 + l < b->n; l++)
+		if (w * 32 + l != self && block_thread(b, w * 32 + l)->bar_wait == b->gen + 1)
+			at |= 1u << l;
+	return at;
+}
+
+/* Under b->mu, which it releases: fault the launch and leave the kernel. */
+static void __attribute__((noreturn, format(printf, 3, 4))) rule_broken(struct emu_block *b, struct emu_tctx *tc,
+								      const char *fmt, ...)
+{
+	char buf[224];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&b->mu);
+	launch_fault(b->l, "block %u: %s", (unsigned)(b - b->l->blocks), buf);
+	(void)tc;
+	leave_kernel();
+}
+
+static int op_syncthreads_count(struct gi_emu_thread *t, int pred, const struct gi_emu_site *at)
 {
 	struct emu_tctx *tc = tctx(t);
 	struct emu_block *b = tc->b;
-	uint32_t my;
+	struct emu_warp *w = &b->warps[t->warp];
+	uint32_t my, me = thread_index(t);
 	int r, dead = 0;
 
 	stress_point(tc);
@@ -1187,12 +1455,21 @@ static int op_syncthreads_count(struct gi_emu_thread *t, int pred)
 		pthread_mutex_unlock(&b->mu);
 		leave_kernel();
 	}
-	if (b->exited) {
-		uint32_t ex = b->exited;
-		pthread_mutex_unlock(&b->mu);
-		launch_fault(b->l, "__syncthreads() in block %u after %u of its threads returned",
-			     (unsigned)(b - b->l->blocks), ex);
-		leave_kernel();
+	if (b->exited)
+		rule_broken(b, tc, "thread %u calls " SITE_FMT " after %u of its block's threads returned", me,
+			    SITE_ARGS(at), b->exited);
+	if (w->arrived && (w->cur_mask >> t->lane & 1u))
+		rule_broken(b, tc,
+			    "thread %u calls " SITE_FMT " while lanes 0x%08x of its warp %u wait for it in " SITE_FMT,
+			    me, SITE_ARGS(at), w->arrived, t->warp, SITE_ARGS(&w->cur_at));
+	if (b->arrived == 0) {
+		b->bar_at = *at;
+		b->bar_first = me;
+	} else if (!same_site(&b->bar_at, at)) {
+		rule_broken(b, tc,
+			    "threads meet at different barriers: thread %u at " SITE_FMT ", thread %u at " SITE_FMT
+			    " (barrier %u of the block)",
+			    b->bar_first, SITE_ARGS(&b->bar_at), me, SITE_ARGS(at), b->gen);
 	}
 	b->acc += pred;
 	my = b->gen;
@@ -1207,6 +1484,7 @@ static int op_syncthreads_count(struct gi_emu_thread *t, int pred)
 		stress_point(tc);
 		return r;
 	}
+	tc->bar_wait = my + 1;
 	b->blocked++;
 	dead = deadlocked(b);
 	uint32_t at_barrier = b->arrived;
@@ -1224,17 +1502,13 @@ static int op_syncthreads_count(struct gi_emu_thread *t, int pred)
 	return r;
 }
 
-static void op_syncthreads(struct gi_emu_thread *t)
-{
-	(void)op_syncthreads_count(t, 0);
-}
-
-static void op_warp_collect(struct gi_emu_thread *t, uint32_t mask, uint64_t mine, uint64_t out[32])
+static void op_warp_collect(struct gi_emu_thread *t, uint32_t mask, uint64_t mine, uint64_t out[32],
+			    const struct gi_emu_site *at)
 {
 	struct emu_tctx *tc = tctx(t);
 	struct emu_block *b = tc->b;
 	struct emu_warp *w = &b->warps[t->warp];
-	uint32_t bit = 1u << t->lane;
+	uint32_t bit = 1u << t->lane, me = thread_index(t);
 
 	stress_point(tc);
 	for (;;) {
@@ -1243,27 +1517,34 @@ static void op_warp_collect(struct gi_emu_thread *t, uint32_t mask, uint64_t min
 			pthread_mutex_unlock(&b->mu);
 			leave_kernel();
 		}
-		if (!(mask & bit) || (mask & ~w->valid) || (mask & w->exited)) {
-			pthread_mutex_unlock(&b->mu);
-			launch_fault(b->l, "warp %u lane %u: collective with mask 0x%08x (%s)", t->warp, t->lane, mask,
-				     !(mask & bit) ? "the calling lane is not in it"
-				     : (mask & ~w->valid) ? "names lanes that do not exist" : "names lanes that returned");
-			leave_kernel();
-		}
+		if (!(mask & bit) || (mask & ~w->valid) || (mask & w->exited))
+			rule_broken(b, tc, "warp %u lane %u: " SITE_FMT " with mask 0x%08x: %s", t->warp, t->lane,
+				    SITE_ARGS(at), mask,
+				    !(mask & bit)	  ? "the calling lane is not in it"
+				    : (mask & ~w->valid) ? "names lanes that do not exist"
+							 : "names lanes that returned");
 		/* the previous collective's lanes are still copying its values: they run, let them */
 		if (!__atomic_load_n(&w->pending, __ATOMIC_ACQUIRE))
 			break;
 		pthread_mutex_unlock(&b->mu);
 		sched_yield();
 	}
+	uint32_t barred = lanes_at_barrier(b, t->warp, me) & mask;
+	if (barred)
+		rule_broken(b, tc, "warp %u lane %u: " SITE_FMT " names lanes 0x%08x, which wait at " SITE_FMT " instead",
+			    t->warp, t->lane, SITE_ARGS(at), barred, SITE_ARGS(&b->bar_at));
 	if (w->arrived == 0) {
 		w->cur_mask = mask;
+		w->cur_at = *at;
+		w->cur_first = t->lane;
 	} else if (w->cur_mask != mask) {
-		uint32_t other = w->cur_mask;
-		pthread_mutex_unlock(&b->mu);
-		launch_fault(b->l, "warp %u: lanes meet in one collective with different masks (0x%08x, lane %u: 0x%08x)",
-			     t->warp, other, t->lane, mask);
-		leave_kernel();
+		rule_broken(b, tc, "warp %u: lanes meet in one collective with different masks (lane %u: 0x%08x at " SITE_FMT
+				   ", lane %u: 0x%08x at " SITE_FMT ")",
+			    t->warp, w->cur_first, w->cur_mask, SITE_ARGS(&w->cur_at), t->lane, mask, SITE_ARGS(at));
+	} else if (!same_site(&w->cur_at, at)) {
+		rule_broken(b, tc, "warp %u: lanes meet at different collectives: lane %u at " SITE_FMT ", lane %u at " SITE_FMT
+				   " (mask 0x%08x)",
+			    t->warp, w->cur_first, SITE_ARGS(&w->cur_at), t->lane, SITE_ARGS(at), mask);
 	}
 	w->vals[t->lane] = mine;
 	w->arrived |= bit;
@@ -1330,7 +1611,6 @@ static void __attribute__((noreturn)) op_trap(struct gi_emu_thread *t, const cha
 }
 
 static const struct gi_emu_ops emu_ops = {
-	.syncthreads = op_syncthreads,
 	.syncthreads_count = op_syncthreads_count,
 	.warp_collect = op_warp_collect,
 	.poll = op_poll,
@@ -1598,7 +1878,7 @@ static struct emu_stream *stream_of(CUstream h)
 	return s && s->magic == EMU_STREAM_MAGIC ? s : NULL;
 }
 
-EMU_EXPORT CUresult cuStreamCreate(CUstream *out, unsigned int flags)
+static CUresult emu_cuStreamCreate(CUstream *out, unsigned int flags)
 {
 	struct emu_ctx *c;
 	ENTER(cuStreamCreate);
@@ -1622,7 +1902,12 @@ EMU_EXPORT CUresult cuStreamCreate(CUstream *out, unsigned int flags)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuStreamDestroy(CUstream h)
+EMU_EXPORT CUresult cuStreamCreate(CUstream *out, unsigned int flags)
+{
+	return emu_result(C_cuStreamCreate, emu_cuStreamCreate(out, flags));
+}
+
+static CUresult emu_cuStreamDestroy(CUstream h)
 {
 	struct emu_stream *s = stream_of(h);
 	ENTER(cuStreamDestroy);
@@ -1638,6 +1923,11 @@ EMU_EXPORT CUresult cuStreamDestroy(CUstream h)
 	return CUDA_SUCCESS;
 }
 
+EMU_EXPORT CUresult cuStreamDestroy(CUstream h)
+{
+	return emu_result(C_cuStreamDestroy, emu_cuStreamDestroy(h));
+}
+
 static CUresult enqueue(struct emu_stream *s, struct emu_op *op)
 {
 	pthread_mutex_lock(&s->mu);
@@ -1651,7 +1941,7 @@ static CUresult enqueue(struct emu_stream *s, struct emu_op *op)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuStreamQuery(CUstream h)
+static CUresult emu_cuStreamQuery(CUstream h)
 {
 	struct emu_stream *s = stream_of(h);
 	ENTER(cuStreamQuery);
@@ -1665,7 +1955,12 @@ EMU_EXPORT CUresult cuStreamQuery(CUstream h)
 	return st != CUDA_SUCCESS ? st : idle ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
-EMU_EXPORT CUresult cuStreamSynchronize(CUstream h)
+EMU_EXPORT CUresult cuStreamQuery(CUstream h)
+{
+	return emu_result(C_cuStreamQuery, emu_cuStreamQuery(h));
+}
+
+static CUresult emu_cuStreamSynchronize(CUstream h)
 {
 	struct emu_stream *s = stream_of(h);
 	ENTER(cuStreamSynchronize);
@@ -1679,7 +1974,12 @@ EMU_EXPORT CUresult cuStreamSynchronize(CUstream h)
 	return __atomic_load_n(&s->ctx->sticky, __ATOMIC_ACQUIRE);
 }
 
-EMU_EXPORT CUresult cuEventCreate(CUevent *out, unsigned int flags)
+EMU_EXPORT CUresult cuStreamSynchronize(CUstream h)
+{
+	return emu_result(C_cuStreamSynchronize, emu_cuStreamSynchronize(h));
+}
+
+static CUresult emu_cuEventCreate(CUevent *out, unsigned int flags)
 {
 	ENTER(cuEventCreate);
 	NEED_CTX(NULL);
@@ -1693,13 +1993,18 @@ EMU_EXPORT CUresult cuEventCreate(CUevent *out, unsigned int flags)
 	return CUDA_SUCCESS;
 }
 
+EMU_EXPORT CUresult cuEventCreate(CUevent *out, unsigned int flags)
+{
+	return emu_result(C_cuEventCreate, emu_cuEventCreate(out, flags));
+}
+
 static struct emu_event *event_of(CUevent h)
 {
 	struct emu_event *e = (struct emu_event *)(void *)h;
 	return e && e->magic == EMU_EVENT_MAGIC ? e : NULL;
 }
 
-EMU_EXPORT CUresult cuEventDestroy(CUevent h)
+static CUresult emu_cuEventDestroy(CUevent h)
 {
 	struct emu_event *e = event_of(h);
 	ENTER(cuEventDestroy);
@@ -1716,7 +2021,12 @@ EMU_EXPORT CUresult cuEventDestroy(CUevent h)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuEventRecord(CUevent h, CUstream sh)
+EMU_EXPORT CUresult cuEventDestroy(CUevent h)
+{
+	return emu_result(C_cuEventDestroy, emu_cuEventDestroy(h));
+}
+
+static CUresult emu_cuEventRecord(CUevent h, CUstream sh)
 {
 	struct emu_event *e = event_of(h);
 	struct emu_stream *s = stream_of(sh);
@@ -1732,7 +2042,12 @@ EMU_EXPORT CUresult cuEventRecord(CUevent h, CUstream sh)
 	return enqueue(s, op);
 }
 
-EMU_EXPORT CUresult cuEventQuery(CUevent h)
+EMU_EXPORT CUresult cuEventRecord(CUevent h, CUstream sh)
+{
+	return emu_result(C_cuEventRecord, emu_cuEventRecord(h, sh));
+}
+
+static CUresult emu_cuEventQuery(CUevent h)
 {
 	struct emu_event *e = event_of(h);
 	ENTER(cuEventQuery);
@@ -1744,7 +2059,12 @@ EMU_EXPORT CUresult cuEventQuery(CUevent h)
 		       : CUDA_ERROR_NOT_READY;
 }
 
-EMU_EXPORT CUresult cuLaunchKernel(CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+EMU_EXPORT CUresult cuEventQuery(CUevent h)
+{
+	return emu_result(C_cuEventQuery, emu_cuEventQuery(h));
+}
+
+static CUresult emu_cuLaunchKernel(CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
 				   unsigned int by, unsigned int bz, unsigned int smem, CUstream sh, void **params,
 				   void **extra)
 {
@@ -1799,6 +2119,13 @@ EMU_EXPORT CUresult cuLaunchKernel(CUfunction fn, unsigned int gx, unsigned int 
 	l->n_blocks = (uint32_t)blocks;
 	op->launch = l;
 	return enqueue(s, op);
+}
+
+EMU_EXPORT CUresult cuLaunchKernel(CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+				   unsigned int by, unsigned int bz, unsigned int smem, CUstream sh, void **params,
+				   void **extra)
+{
+	return emu_result(C_cuLaunchKernel, emu_cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, smem, sh, params, extra));
 }
 
 EMU_EXPORT CUresult cuGetErrorName(CUresult r, const char **s)

@@ -30,10 +30,22 @@
  * acquire/release macros are real acquire/release operations here: TSan
  * then checks that every hand-off between threads goes through one.
  *
- * Limits (each fails loudly, never silently): static __shared__ variables
- * (use GI_EXTERN_SHARED), lanes of one warp in one collective with
- * different masks, a thread that exits while its block waits at a
- * barrier, and a block whose threads all wait on each other.
+ * CUDA's rules, which OS threads would let through and a GPU traps (the
+ * first H200 run found a launch-mode crash this emulation had passed), are
+ * enforced: each breach faults the launch with one line naming the call
+ * sites and threads involved (cuda_emu.c, "CUDA's rules"):
+ *   __syncthreads*()  every live thread of the block arrives at the same
+ *                     call site, the same primitive, in each generation;
+ *                     none returns while others wait, none calls one after
+ *                     a thread of its block returned
+ *   warp collectives  (__syncwarp, shuffles, votes, reductions) exactly the
+ *                     lanes named in the mask, each naming the same mask,
+ *                     at the same call site; a named lane that waits at a
+ *                     __syncthreads() instead, or has returned, is a fault
+ * Also refused: static __shared__ variables (use GI_EXTERN_SHARED), and a
+ * block whose threads all wait on each other (a deadlock).
+ * A call site is file:line, so the copies of one inline helper's barrier
+ * count as one site here where a GPU has an instruction per inlined copy.
  */
 #ifndef GI_CUDA_EMU_H
 #define GI_CUDA_EMU_H
@@ -46,7 +58,7 @@
 /* ---- the interface between emulated kernels and the runtime (C and C++) ---- */
 
 #define GI_EMU_MODULE_MAGIC 0x31444f4d55454947ull /* "GIEUMOD1" */
-#define GI_EMU_ABI 2u
+#define GI_EMU_ABI 3u
 #define GI_EMU_MAX_PARAMS 16u
 
 struct gi_emu_dim3 {
@@ -55,12 +67,25 @@ struct gi_emu_dim3 {
 
 struct gi_emu_thread;
 
+/*
+ * Where a barrier or a warp collective was called: CUDA requires every
+ * thread that takes part to execute the same instruction, so the runtime
+ * compares these.  `file` and `line` come from the call in the kernel's
+ * source (__builtin_FILE/LINE as default arguments); `what` names the
+ * primitive (bar.sync and bar.red are different instructions).
+ */
+struct gi_emu_site {
+	const char *what;
+	const char *file;
+	unsigned int line;
+};
+
 /* Runtime services a kernel thread calls (the runtime fills them in). */
 struct gi_emu_ops {
-	void (*syncthreads)(struct gi_emu_thread *t);
-	int (*syncthreads_count)(struct gi_emu_thread *t, int pred);
+	int (*syncthreads_count)(struct gi_emu_thread *t, int pred, const struct gi_emu_site *at);
 	/* every lane in `mask` deposits `mine`; all of theirs come back in out[32] */
-	void (*warp_collect)(struct gi_emu_thread *t, uint32_t mask, uint64_t mine, uint64_t out[32]);
+	void (*warp_collect)(struct gi_emu_thread *t, uint32_t mask, uint64_t mine, uint64_t out[32],
+			     const struct gi_emu_site *at);
 	/* a volatile access or atomic: stress yields; leaves the thread if the launch faulted */
 	void (*poll)(struct gi_emu_thread *t);
 	void (*nanosleep)(struct gi_emu_thread *t, uint32_t ns);
@@ -135,36 +160,54 @@ struct __attribute__((aligned(8))) uint2 {
 
 /* ---- barriers, votes, shuffles ---- */
 
-static inline void __syncthreads(void)
+/*
+ * Each takes its call site as trailing default arguments, evaluated where
+ * the kernel calls it: the runtime faults a launch whose threads meet at
+ * different call sites (cuda_emu.c, "CUDA's rules").  A helper that
+ * wraps one of these passes its own caller's site on (GI_EMU_AT).
+ */
+#define GI_EMU_SITE_ARGS const char *gi_emu_file_ = __builtin_FILE(), unsigned gi_emu_line_ = __builtin_LINE()
+#define GI_EMU_SITE_PASS gi_emu_file_, gi_emu_line_
+#define GI_EMU_AT(what) (struct gi_emu_site){ (what), gi_emu_file_, gi_emu_line_ }
+
+static inline int gi_emu_bar(const char *what, int pred, const char *gi_emu_file_, unsigned gi_emu_line_)
 {
-	gi_emu_self->ops->syncthreads(gi_emu_self);
+	const struct gi_emu_site at = GI_EMU_AT(what);
+	return gi_emu_self->ops->syncthreads_count(gi_emu_self, pred != 0, &at);
 }
 
-static inline int __syncthreads_count(int pred)
+static inline void __syncthreads(GI_EMU_SITE_ARGS)
 {
-	return gi_emu_self->ops->syncthreads_count(gi_emu_self, pred != 0);
+	(void)gi_emu_bar("__syncthreads", 0, GI_EMU_SITE_PASS);
 }
 
-static inline int __syncthreads_or(int pred)
+static inline int __syncthreads_count(int pred, GI_EMU_SITE_ARGS)
 {
-	return __syncthreads_count(pred) != 0;
+	return gi_emu_bar("__syncthreads_count", pred, GI_EMU_SITE_PASS);
 }
 
-static inline int __syncthreads_and(int pred)
+static inline int __syncthreads_or(int pred, GI_EMU_SITE_ARGS)
+{
+	return gi_emu_bar("__syncthreads_or", pred, GI_EMU_SITE_PASS) != 0;
+}
+
+static inline int __syncthreads_and(int pred, GI_EMU_SITE_ARGS)
 {
 	const struct gi_emu_dim3 &b = gi_emu_self->block_dim;
-	return __syncthreads_count(pred) == (int)(b.x * b.y * b.z);
+	return gi_emu_bar("__syncthreads_and", pred, GI_EMU_SITE_PASS) == (int)(b.x * b.y * b.z);
 }
 
-static inline void gi_emu_collect(unsigned mask, uint64_t mine, uint64_t out[32])
+static inline void gi_emu_collect(const char *what, unsigned mask, uint64_t mine, uint64_t out[32],
+				  const char *gi_emu_file_, unsigned gi_emu_line_)
 {
-	gi_emu_self->ops->warp_collect(gi_emu_self, mask, mine, out);
+	const struct gi_emu_site at = GI_EMU_AT(what);
+	gi_emu_self->ops->warp_collect(gi_emu_self, mask, mine, out, &at);
 }
 
-static inline void __syncwarp(unsigned mask = 0xffffffffu)
+static inline void __syncwarp(unsigned mask = 0xffffffffu, GI_EMU_SITE_ARGS)
 {
 	uint64_t out[32];
-	gi_emu_collect(mask, 0, out);
+	gi_emu_collect("__syncwarp", mask, 0, out, GI_EMU_SITE_PASS);
 }
 
 /* the lane whose value a shuffle reads; a lane outside `mask` is a kernel bug */
@@ -176,110 +219,104 @@ static inline unsigned gi_emu_shfl_src(unsigned mask, unsigned src)
 }
 
 template <class T>
-static inline T gi_emu_shfl(unsigned mask, T v, unsigned src)
+static inline T gi_emu_shfl(const char *what, unsigned mask, T v, unsigned src, const char *gi_emu_file_,
+			    unsigned gi_emu_line_)
 {
 	static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value, "shuffles move up to 8 bytes");
 	uint64_t mine = 0, out[32];
 	memcpy(&mine, &v, sizeof(T));
-	gi_emu_collect(mask, mine, out);
+	gi_emu_collect(what, mask, mine, out, GI_EMU_SITE_PASS);
 	T r;
 	memcpy(&r, &out[gi_emu_shfl_src(mask, src)], sizeof(T));
 	return r;
 }
 
 template <class T>
-static inline T __shfl_sync(unsigned mask, T v, int src, int width = 32)
+static inline T __shfl_sync(unsigned mask, T v, int src, int width = 32, GI_EMU_SITE_ARGS)
 {
 	unsigned lane = gi_emu_self->lane, w = (unsigned)width;
-	return gi_emu_shfl(mask, v, (lane & ~(w - 1)) + ((unsigned)src & (w - 1)));
+	return gi_emu_shfl("__shfl_sync", mask, v, (lane & ~(w - 1)) + ((unsigned)src & (w - 1)), GI_EMU_SITE_PASS);
 }
 
 template <class T>
-static inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32)
+static inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32, GI_EMU_SITE_ARGS)
 {
 	unsigned lane = gi_emu_self->lane, w = (unsigned)width;
 	unsigned s = (lane & (w - 1)) + delta < w ? lane + delta : lane;
-	return gi_emu_shfl(mask, v, s);
+	return gi_emu_shfl("__shfl_down_sync", mask, v, s, GI_EMU_SITE_PASS);
 }
 
 template <class T>
-static inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32)
+static inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32, GI_EMU_SITE_ARGS)
 {
 	unsigned lane = gi_emu_self->lane, w = (unsigned)width;
 	unsigned s = (lane & (w - 1)) >= delta ? lane - delta : lane;
-	return gi_emu_shfl(mask, v, s);
+	return gi_emu_shfl("__shfl_up_sync", mask, v, s, GI_EMU_SITE_PASS);
 }
 
 template <class T>
-static inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32)
+static inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32, GI_EMU_SITE_ARGS)
 {
 	unsigned lane = gi_emu_self->lane, w = (unsigned)width, s = lane ^ (unsigned)lane_mask;
-	return gi_emu_shfl(mask, v, (s & ~(w - 1)) == (lane & ~(w - 1)) ? s : lane);
+	return gi_emu_shfl("__shfl_xor_sync", mask, v, (s & ~(w - 1)) == (lane & ~(w - 1)) ? s : lane,
+			   GI_EMU_SITE_PASS);
 }
 
-static inline unsigned __ballot_sync(unsigned mask, int pred)
+/* every lane of `mask` deposits v; reduce `op` over them */
+template <class Op>
+static inline unsigned gi_emu_reduce(const char *what, unsigned mask, unsigned v, Op op, const char *gi_emu_file_,
+				     unsigned gi_emu_line_)
 {
 	uint64_t out[32];
 	unsigned r = 0;
-	gi_emu_collect(mask, pred != 0, out);
-	for (unsigned l = 0; l < 32; l++)
-		if ((mask >> l & 1u) && out[l])
-			r |= 1u << l;
-	return r;
-}
-
-static inline int __any_sync(unsigned mask, int pred)
-{
-	return __ballot_sync(mask, pred) != 0;
-}
-
-static inline int __all_sync(unsigned mask, int pred)
-{
-	return __ballot_sync(mask, pred) == mask;
-}
-
-static inline unsigned __reduce_add_sync(unsigned mask, unsigned v)
-{
-	uint64_t out[32];
-	unsigned r = 0;
-	gi_emu_collect(mask, v, out);
+	gi_emu_collect(what, mask, v, out, GI_EMU_SITE_PASS);
 	for (unsigned l = 0; l < 32; l++)
 		if (mask >> l & 1u)
-			r += (unsigned)out[l];
+			r = op(r, (unsigned)out[l], l);
 	return r;
 }
 
-static inline unsigned __reduce_or_sync(unsigned mask, unsigned v)
+static inline unsigned __ballot_sync(unsigned mask, int pred, GI_EMU_SITE_ARGS)
 {
-	uint64_t out[32];
-	unsigned r = 0;
-	gi_emu_collect(mask, v, out);
-	for (unsigned l = 0; l < 32; l++)
-		if (mask >> l & 1u)
-			r |= (unsigned)out[l];
-	return r;
+	return gi_emu_reduce("__ballot_sync", mask, pred != 0,
+			     [](unsigned r, unsigned x, unsigned l) { return x ? r | 1u << l : r; }, GI_EMU_SITE_PASS);
 }
 
-static inline unsigned __reduce_xor_sync(unsigned mask, unsigned v)
+static inline int __any_sync(unsigned mask, int pred, GI_EMU_SITE_ARGS)
 {
-	uint64_t out[32];
-	unsigned r = 0;
-	gi_emu_collect(mask, v, out);
-	for (unsigned l = 0; l < 32; l++)
-		if (mask >> l & 1u)
-			r ^= (unsigned)out[l];
-	return r;
+	return gi_emu_reduce("__any_sync", mask, pred != 0, [](unsigned r, unsigned x, unsigned) { return r | x; },
+			     GI_EMU_SITE_PASS) != 0;
 }
 
-static inline unsigned __reduce_max_sync(unsigned mask, unsigned v)
+static inline int __all_sync(unsigned mask, int pred, GI_EMU_SITE_ARGS)
 {
-	uint64_t out[32];
-	unsigned r = 0;
-	gi_emu_collect(mask, v, out);
-	for (unsigned l = 0; l < 32; l++)
-		if ((mask >> l & 1u) && (unsigned)out[l] > r)
-			r = (unsigned)out[l];
-	return r;
+	return gi_emu_reduce("__all_sync", mask, pred != 0,
+			     [](unsigned r, unsigned x, unsigned l) { return x ? r | 1u << l : r; },
+			     GI_EMU_SITE_PASS) == mask;
+}
+
+static inline unsigned __reduce_add_sync(unsigned mask, unsigned v, GI_EMU_SITE_ARGS)
+{
+	return gi_emu_reduce("__reduce_add_sync", mask, v, [](unsigned r, unsigned x, unsigned) { return r + x; },
+			     GI_EMU_SITE_PASS);
+}
+
+static inline unsigned __reduce_or_sync(unsigned mask, unsigned v, GI_EMU_SITE_ARGS)
+{
+	return gi_emu_reduce("__reduce_or_sync", mask, v, [](unsigned r, unsigned x, unsigned) { return r | x; },
+			     GI_EMU_SITE_PASS);
+}
+
+static inline unsigned __reduce_xor_sync(unsigned mask, unsigned v, GI_EMU_SITE_ARGS)
+{
+	return gi_emu_reduce("__reduce_xor_sync", mask, v, [](unsigned r, unsigned x, unsigned) { return r ^ x; },
+			     GI_EMU_SITE_PASS);
+}
+
+static inline unsigned __reduce_max_sync(unsigned mask, unsigned v, GI_EMU_SITE_ARGS)
+{
+	return gi_emu_reduce("__reduce_max_sync", mask, v,
+			     [](unsigned r, unsigned x, unsigned) { return x > r ? x : r; }, GI_EMU_SITE_PASS);
 }
 
 /* ---- integer intrinsics ---- */
@@ -472,11 +509,12 @@ static constexpr struct gi_emu_kernel gi_emu_describe(const char *name, gi_emu_e
 
 /* `image`: the symbol the host side hands cuModuleLoadData (see exec_cuda.h) */
 #define GI_KERNEL_TABLE(image, ...)                                                                  \
-	static const struct gi_emu_kernel gi_emu_kernels_[] = { GI_EMU_FOR_EACH(GI_EMU_K, __VA_ARGS__) }; \
+	static const struct gi_emu_kernel gi_emu_kernels_##image[] = { GI_EMU_FOR_EACH(GI_EMU_K, __VA_ARGS__) }; \
 	extern "C" const struct gi_emu_module image;                                                 \
 	extern "C" const struct gi_emu_module image = {                                              \
 		GI_EMU_MODULE_MAGIC, GI_EMU_ABI,                                                     \
-		(uint32_t)(sizeof(gi_emu_kernels_) / sizeof(gi_emu_kernels_[0])), gi_emu_kernels_ };
+		(uint32_t)(sizeof(gi_emu_kernels_##image) / sizeof(gi_emu_kernels_##image[0])),      \
+		gi_emu_kernels_##image };
 
 #endif /* __cplusplus */
 
