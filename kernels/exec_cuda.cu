@@ -79,8 +79,10 @@ struct gi_cta_ctl {
 	uint32_t empty;     /* empty polls in a row (adaptive idle) */
 	uint32_t sleep_ns;
 	uint32_t ticked;    /* the last action was a tick */
-	uint64_t pass_head; /* k_pass: the ring's head when the pass reached it */
+	uint32_t pass_ring; /* k_pass: the group's ring the pass is at (0 .. n_rings) */
+	uint64_t pass_head; /* k_pass: that ring's head when the pass reached it, or GI_PASS_UNREAD */
 };
+#define GI_PASS_UNREAD UINT64_MAX
 GI_STATIC_ASSERT(sizeof(struct gi_cta_ctl) <= GI_CUDA_SMEM_CTL, "CTA control fits its shared-memory slot");
 
 /*
@@ -128,6 +130,8 @@ __device__ static void gi_cta_init(const struct gi_cuda_args &a, uint8_t *smem)
 		cc->empty = 0;
 		cc->sleep_ns = GI_IDLE_MIN_SLEEP_NS;
 		cc->ticked = 0;
+		cc->pass_ring = 0;
+		cc->pass_head = GI_PASS_UNREAD;
 	}
 	__syncthreads();
 }
@@ -415,17 +419,66 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(GI_EXEC_MAX_CTA, 1) k_persistent(const struct gi_cuda_args a)
+/*
+ * Thread 0 of a launch-mode CTA (k_pass): the next slot of the group's
+ * rings, each served up to the head it had when the pass reached it and
+ * no further (under sustained load the pass ends and the tick queued
+ * behind it runs); GI_ACT_EXIT once every ring is done, or at once when
+ * the host has paused the executor.
+ */
+__device__ static void gi_cta_pass_next(const struct gi_cuda_args &a, struct gi_cta_ctl *cc)
 {
-	GI_EXTERN_SHARED(uint8_t, smem);
+	const struct gi_cuda_group &grp = a.groups[blockIdx.x];
+
+	cc->now = gi_dev_now(a.clock_offset_ns);
+	for (; cc->pass_ring < grp.n_rings; cc->pass_ring++, cc->pass_head = GI_PASS_UNREAD) {
+		const uint32_t r = grp.first_ring + cc->pass_ring;
+		if (cc->pass_head == GI_PASS_UNREAD)
+			cc->pass_head = GI_LOAD_ACQUIRE_U64(&a.rings[r].ring->head);
+		if (GI_LOAD_RELAXED_U32(&a.ctl->paused) != GI_EXEC_RUN)
+			continue;
+		if (cc->pass_head != a.rings[r].tail) {
+			cc->action = GI_ACT_SERVE;
+			cc->ring = r;
+			cc->idx = a.rings[r].tail;
+			return;
+		}
+	}
+	GI_COUNTER_ADD(&a.ctr[blockIdx.x].loops, 1);
+	cc->action = GI_ACT_EXIT;
+}
+
+/*
+ * Both modes' CTA: thread 0 decides (persistent: gi_cta_poll; a launched
+ * pass: gi_cta_pass_next), a barrier hands the decision to every thread,
+ * every thread acts on it, a barrier ends the step.  One loop for both on
+ * purpose: every single-thread block is followed by a barrier before the
+ * next test of threadIdx.x.  k_pass used to open each ring with a
+ * thread-0 block right before its loop's own thread-0 block; ptxas merged
+ * the two tests into one branch that entered the loop past its head, and
+ * with two entries the loop got no reconvergence point: warp 0 reached the
+ * barrier without thread 0 (compute-sanitizer synccheck: "Divergent
+ * thread(s) in warp"), its threads then ran one barrier out of step
+ * (racecheck: gi_batch_begin against gi_phase_icrc) until a barrier
+ * trapped (CUDA_ERROR_ILLEGAL_INSTRUCTION) whenever a CTA had more than
+ * one warp.  The CUDA emulation cannot see that class: the source is
+ * barrier-correct, the divergence is in the compiled code.
+ */
+template <bool PASS>
+__device__ static void gi_cta_run(const struct gi_cuda_args &a, uint8_t *smem)
+{
 	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
 
 	gi_cta_init(a, smem);
 	for (;;) {
-		if (threadIdx.x == 0)
-			gi_cta_poll(a, cc);
+		if (threadIdx.x == 0) {
+			if (PASS)
+				gi_cta_pass_next(a, cc);
+			else
+				gi_cta_poll(a, cc);
+		}
 		__syncthreads();
-		uint32_t act = cc->action;
+		const uint32_t act = cc->action;
 		if (act == GI_ACT_SERVE) {
 			gi_cta_serve(a, smem);
 		} else if (act == GI_ACT_TICK) {
@@ -434,46 +487,24 @@ extern "C" __global__ void __launch_bounds__(GI_EXEC_MAX_CTA, 1) k_persistent(co
 			gi_mirror_streams(a, blockIdx.x);
 			gi_mirror_ctr(a, blockIdx.x);
 		} else {
-			gi_cta_tick(a, cc->now, 1);
+			if (!PASS) /* persistent: every ring stopped and drained */
+				gi_cta_tick(a, cc->now, 1);
 			return;
 		}
 		__syncthreads(); /* nobody reads cc when thread 0 writes it again */
 	}
 }
 
+extern "C" __global__ void __launch_bounds__(GI_EXEC_MAX_CTA, 1) k_persistent(const struct gi_cuda_args a)
+{
+	GI_EXTERN_SHARED(uint8_t, smem);
+	gi_cta_run<false>(a, smem);
+}
+
 extern "C" __global__ void __launch_bounds__(GI_EXEC_MAX_CTA, 1) k_pass(const struct gi_cuda_args a)
 {
 	GI_EXTERN_SHARED(uint8_t, smem);
-	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
-	const struct gi_cuda_group &grp = a.groups[blockIdx.x];
-
-	gi_cta_init(a, smem);
-	for (uint32_t k = 0; k < grp.n_rings; k++) {
-		/* what the ring held when the pass reached it, and no more: under
-		 * sustained load the pass ends and the tick queued behind it runs */
-		if (threadIdx.x == 0)
-			cc->pass_head = GI_LOAD_ACQUIRE_U64(&a.rings[grp.first_ring + k].ring->head);
-		for (;;) {
-			if (threadIdx.x == 0) {
-				uint32_t r = grp.first_ring + k;
-				uint64_t head = cc->pass_head;
-				uint32_t paused = GI_LOAD_RELAXED_U32(&a.ctl->paused);
-				cc->action = paused == GI_EXEC_RUN && head != a.rings[r].tail ? GI_ACT_SERVE : GI_ACT_NONE;
-				cc->ring = r;
-				cc->idx = a.rings[r].tail;
-				cc->now = gi_dev_now(a.clock_offset_ns);
-			}
-			__syncthreads();
-			uint32_t act = cc->action;
-			__syncthreads(); /* every thread has read it before thread 0 may write it */
-			if (act != GI_ACT_SERVE)
-				break;
-			gi_cta_serve(a, smem);
-			__syncthreads();
-		}
-	}
-	if (threadIdx.x == 0)
-		GI_COUNTER_ADD(&a.ctr[blockIdx.x].loops, 1);
+	gi_cta_run<true>(a, smem);
 }
 
 extern "C" __global__ void __launch_bounds__(GI_EXEC_MAX_CTA, 1) k_tick(const struct gi_cuda_args a, uint32_t flush)
