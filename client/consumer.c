@@ -198,6 +198,14 @@ static int try_open(struct gic_ring *r, const char *shm, const char *stream, cha
 			h.packets_per_frame, h.payload_bytes);
 		return -EPROTO;
 	}
+	/* The daemon is stopping, or a reload replaces the ring: its name goes
+	 * next, and a GPU ring's memory with it, so the IPC handle may already be
+	 * dead.  Wait for the ring that replaces it (a restart, a reload). */
+	if (__atomic_load_n(&h.closed, __ATOMIC_RELAXED)) {
+		set_err(err, err_len, "%s: closed by the daemon (stopping, or replaced by a reload); waiting for a new one",
+			shm);
+		return 0;
+	}
 	if (stream && strncmp(h.stream_name, stream, sizeof(h.stream_name)) != 0) {
 		set_err(err, err_len, "%s belongs to stream '%.63s', not '%s' (open it by its shm name)", shm,
 			h.stream_name, stream);

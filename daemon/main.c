@@ -498,6 +498,7 @@ static void teardown(struct gi_daemon *d)
 		struct gi_frame_ring_hdr *h = d->shm[i].va;
 		__atomic_store_n(&h->closed, 1, __ATOMIC_RELEASE);
 		gi_frame_wake_now(h, gi_shm_waiters(&d->shm[i]));
+		gi_shm_unlink(&d->shm[i]); /* no consumer opens it once its memory may be gone */
 		gi_mem_region_free(&d->shm_reg[i]);
 		gi_mem_region_free(&d->dev_ring[i]);
 		gi_shm_destroy(&d->shm[i], 1);

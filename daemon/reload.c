@@ -440,6 +440,8 @@ static int apply_streams(struct gi_daemon *d, const struct gi_config *next, stru
 		struct gi_frame_ring_hdr *h = old_shm[i].va;
 		if (h)
 			__atomic_store_n(&h->closed, 1, __ATOMIC_RELEASE); /* consumers drain and leave */
+		if (!pl->name_reused[i])
+			gi_shm_unlink(&old_shm[i]); /* before its memory goes (shm.h) */
 		gi_mem_region_free(&old_reg[i]);
 		gi_mem_region_free(&old_dev[i]);
 		gi_shm_destroy(&old_shm[i], !pl->name_reused[i]);

@@ -106,17 +106,26 @@ fail:
 	return rc;
 }
 
+void gi_shm_unlink(struct gi_shm *s)
+{
+	if (s->unlinked)
+		return;
+	if (s->va)
+		shm_unlink(s->name);
+	if (s->wake)
+		shm_unlink(s->wake_name);
+	s->unlinked = 1;
+}
+
 void gi_shm_destroy(struct gi_shm *s, int unlink_name)
 {
+	if (unlink_name)
+		gi_shm_unlink(s);
 	if (s->va)
 		munmap(s->va, s->len);
-	if (s->va && unlink_name)
-		shm_unlink(s->name);
 	s->va = NULL;
-	if (s->wake) {
+	if (s->wake)
 		munmap(s->wake, sizeof(*s->wake));
-		if (unlink_name)
-			shm_unlink(s->wake_name);
-	}
 	s->wake = NULL;
+	s->unlinked = 0;
 }

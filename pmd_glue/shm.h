@@ -23,6 +23,7 @@ struct gi_shm {
 	size_t len;
 	char wake_name[72];
 	struct gi_frame_wake *wake; /* NULL when it could not be made: consumers then poll */
+	int unlinked;               /* gi_shm_unlink() has removed the names */
 };
 
 /*
@@ -32,7 +33,13 @@ struct gi_shm {
 int gi_shm_create(struct gi_shm *s, const char *name, size_t len, unsigned mode, uint64_t created_ns);
 /* The wake object's count of sleeping consumers, for gi_stream_rt.waiters; NULL without one. */
 uint32_t *gi_shm_waiters(struct gi_shm *s);
-/* Unmap and (if unlink) remove the name. */
+/*
+ * Remove the names (ring and wake object) while the memory stays: a ring
+ * being closed is unlinked before its memory is freed, so no consumer can
+ * open it in between (a GPU ring's IPC handle would be dead by then).
+ */
+void gi_shm_unlink(struct gi_shm *s);
+/* Unmap and (if unlink and not unlinked yet) remove the name. */
 void gi_shm_destroy(struct gi_shm *s, int unlink_name);
 
 #endif /* GI_SHM_H */

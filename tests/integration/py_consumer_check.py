@@ -291,6 +291,7 @@ def main():
     ap.add_argument("--device", choices=("host", "gpu"), required=True, help="where the frames must be")
     ap.add_argument("--clean", action="store_true", help="clean traffic: only complete frames, no overrun")
     ap.add_argument("--wait", type=float, default=20.0)
+    ap.add_argument("--ready", help="create this file once the ring is open (the test's go signal for traffic)")
     a = ap.parse_args()
 
     try:
@@ -298,6 +299,9 @@ def main():
     except gpuingest.Error as e:
         print(f"py_consumer_check: {a.shm}: {e}", file=sys.stderr)
         return 2
+    if a.ready:
+        with open(a.ready, "w"):
+            pass
     with ring:
         info = ring.info
         c = Checker(a, info)

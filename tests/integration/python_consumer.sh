@@ -41,13 +41,35 @@ DEV="net_memif0,role=client,socket=$SOCK,socket-abstract=no"
 # falls more than 64 frames behind (overruns are the C tests' subject)
 export GI_FRAME_SLOTS=256
 
-# start_py_consumer NAME SIM_STREAM_ID [CHECKER_ARGS...] → JSON in $T/frames-NAME.json
+# start_py_consumer NAME SIM_STREAM_ID [CHECKER_ARGS...] → JSON in $T/frames-NAME.json;
+# it creates $T/ready-NAME once its ring is open
 start_py_consumer() {
   local name=$1 sid=$2; shift 2
+  rm -f "$T/ready-$name"
   env "${PY_ENV[@]}" "$PY" "$CHECKER" --shm "/$TAG-$name" --stream "$name" --sensor-id "$sid" --sim "$T/sim.json" \
-    --device "$DEVICE" "$@" >"$T/frames-$name.json" 2>"$T/frames-$name.log" &
+    --device "$DEVICE" --ready "$T/ready-$name" "$@" >"$T/frames-$name.json" 2>"$T/frames-$name.log" &
   PIDS+=("$!")
   CONSUMER_PIDS+=("$!")
+}
+
+# wait_py_ready NAME...: until each consumer has its ring open (bounded: 50 s
+# in all, for an interpreter that imports PyTorch and CuPy on a cold cache;
+# the simulator waits 60 s for its go signal), then the go signal.  Traffic
+# that started earlier could end, and the daemon close the ring, before a
+# consumer still importing had opened it.
+wait_py_ready() {
+  local name p i=0
+  for name in "$@"; do
+    until [ -e "$T/ready-$name" ]; do
+      for p in "${CONSUMER_PIDS[@]}"; do
+        kill -0 "$p" 2>/dev/null || { cat "$T"/frames-*.log >&2; fail "a Python consumer exited before its ring was open"; }
+      done
+      i=$((i + 1))
+      [ "$i" -le 500 ] || { cat "$T/frames-$name.log" >&2; fail "consumer $name: its ring was not open within 50 s"; }
+      sleep 0.1
+    done
+  done
+  touch "$T/go"
 }
 
 # run_case LABEL CHECK_ARGS CHECKER_ARGS SIM_ARGS... (the *_ARGS strings word-split: "" or --clean)
@@ -56,13 +78,15 @@ run_case() {
   echo "=== $label"
   write_config "$T/$label.yaml" "$DEV" s0:5000:32:512 s1:5001:20:1000
   CONSUMER_PIDS=()
-  # the delay lets both Python consumers import numpy and open their rings before the first frame
-  start_sim --streams 2 --dst-port 5000 --geometry 32x512,20x1000 --start-delay-ms 2000 "$@"
+  # traffic starts once both Python consumers have imported their libraries and opened their rings
+  rm -f "$T/go"
+  start_sim --streams 2 --dst-port 5000 --geometry 32x512,20x1000 --start-file "$T/go" "$@"
   start_daemon "$T/$label.yaml"
   # shellcheck disable=SC2086
   start_py_consumer s0 0 $py_args
   # shellcheck disable=SC2086
   start_py_consumer s1 1 $py_args
+  wait_py_ready s0 s1
   wait_sim
   wait_delivered "$(sim_sent)"
   stop_daemon
