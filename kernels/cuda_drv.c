@@ -78,7 +78,7 @@ static const struct cu_sym cu_syms[] = {
 	SYM(mem_alloc, cuMemAlloc),
 	SYM(mem_free, cuMemFree),
 	SYM(pointer_set_attribute, cuPointerSetAttribute),
-	SYM(pointer_get_attribute, cuPointerGetAttribute),
+	SYM(pointer_get_attributes, cuPointerGetAttributes),
 	SYM(mem_host_alloc, cuMemHostAlloc),
 	SYM(mem_free_host, cuMemFreeHost),
 	SYM(mem_host_register, cuMemHostRegister),
@@ -111,6 +111,16 @@ static const struct cu_sym cu_syms[] = {
 bool gi_cuda_drv_built(void)
 {
 	return true;
+}
+
+unsigned gi_cuda_mem_type(const struct gi_cuda_drv *d, const void *p)
+{
+	CUpointer_attribute a = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+	CUmemorytype type = 0;
+	void *data = &type;
+	if (d->pointer_get_attributes(1, &a, &data, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
+		return 0;
+	return (unsigned)type;
 }
 
 const char *gi_cuda_drv_strerror(const struct gi_cuda_drv *d, int res, char *buf, size_t len)

@@ -71,7 +71,7 @@ struct gi_cuda_drv {
 	__typeof__(cuMemAlloc) *mem_alloc;
 	__typeof__(cuMemFree) *mem_free;
 	__typeof__(cuPointerSetAttribute) *pointer_set_attribute;
-	__typeof__(cuPointerGetAttribute) *pointer_get_attribute;
+	__typeof__(cuPointerGetAttributes) *pointer_get_attributes;
 	__typeof__(cuMemHostAlloc) *mem_host_alloc;
 	__typeof__(cuMemFreeHost) *mem_free_host;
 	__typeof__(cuMemHostRegister) *mem_host_register;
@@ -102,6 +102,17 @@ struct gi_cuda_drv {
 	__typeof__(cuFlushGPUDirectRDMAWrites) *flush_gpudirect_rdma_writes;
 #endif
 };
+
+#ifdef GI_HAVE_CUDA_H
+/*
+ * What `p` is to the driver: CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST
+ * (registered or allocated by it), or 0 for memory it does not know.
+ * cuPointerGetAttributes, not cuPointerGetAttribute: asked about plain
+ * host memory the latter returns CUDA_ERROR_INVALID_VALUE, an API error
+ * compute-sanitizer reports on every healthy start.
+ */
+unsigned gi_cuda_mem_type(const struct gi_cuda_drv *d, const void *p);
+#endif
 
 /* True when this build has the real loader (cuda.h was found). */
 bool gi_cuda_drv_built(void);

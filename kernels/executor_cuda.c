@@ -120,18 +120,16 @@ static void gi_cuda_prefix_err(struct gi_cuda_exec *c, const char *what)
 static int gi_cuda_map_host(struct gi_cuda_exec *c, void *host, size_t len, struct gi_cuda_map *m, const char *what)
 {
 	const struct gi_cuda_drv *d = &c->drv;
-	CUmemorytype type = 0;
+	const unsigned type = gi_cuda_mem_type(d, host);
 	CUresult r;
 	int rc;
 
 	m->host = host;
-	if (d->pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)host) ==
-	    CUDA_SUCCESS) {
-		if (type == CU_MEMORYTYPE_DEVICE) {
-			m->dev = (CUdeviceptr)(uintptr_t)host;
-			return 0;
-		}
-	} else {
+	if (type == CU_MEMORYTYPE_DEVICE) {
+		m->dev = (CUdeviceptr)(uintptr_t)host;
+		return 0;
+	}
+	if (type == 0) {
 		r = d->mem_host_register(host, len, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE);
 		if (r == CUDA_SUCCESS)
 			m->registered = 1;
@@ -320,13 +318,10 @@ static int gi_cuda_setup_streams(struct gi_cuda_exec *c)
 		return -ENOMEM;
 	for (uint32_t s = 0; s < ctx->n_streams && rc == 0; s++) {
 		struct gi_frame_ring_hdr *h = ctx->streams[s].ring;
-		CUmemorytype type = 0;
 		size_t bytes = 0;
 
 		/* a frame ring already in device memory has no host-readable header */
-		if (c->drv.pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)h) !=
-			    CUDA_SUCCESS ||
-		    type != CU_MEMORYTYPE_DEVICE)
+		if (gi_cuda_mem_type(&c->drv, h) != CU_MEMORYTYPE_DEVICE)
 			bytes = gi_frame_ring_bytes(h->n_slots, h->packets_per_frame, h->payload_bytes);
 		snprintf(what, sizeof(what), "stream %u frame ring", s);
 		rc = gi_cuda_map_host(c, h, bytes, &c->frame_maps[s], what);

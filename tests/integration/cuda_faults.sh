@@ -4,7 +4,8 @@
 #
 # A clean start and stop with backend cuda (host_pinned pool, frames in GPU
 # memory, both executor modes) lists the calls and how often each is made
-# (GI_CUDA_EMU_REPORT).  Then, for each call, its first use fails — and its
+# (GI_CUDA_EMU_REPORT), none of them failing (compute-sanitizer would
+# report each failure as an API error).  Then, for each call, its first use fails — and its
 # second, where it is made twice or more — and the daemon must either
 #   - stop at start-up: exit status 3, one error line that names the call
 #     or the step, the "start-up failed" line, and nothing held: the
@@ -50,6 +51,10 @@ for mode in persistent launch; do
   rc=$(GI_CUDA_EMU_REPORT=$T/calls-$mode.txt start_stop "$T/$mode.yaml")
   [ "$rc" -eq 0 ] || { cat "$T/f.log" >&2; fail "clean run: exit status $rc"; }
   ! grep -q "gi-cuda-emu:" "$T/f.log" || { cat "$T/f.log" >&2; fail "clean run: the emulation complained"; }
+  # a healthy start and stop makes no driver call that fails: compute-sanitizer
+  # reports each as an API error (probes use calls that answer without one)
+  api_errors=$(awk '/^errors\./ && $2 > 0' "$T/calls-$mode.txt")
+  [ -z "$api_errors" ] || fail "clean run: driver calls returned errors: $(echo $api_errors)"
   n_calls=0
   while read -r key count; do
     name=${key#calls.}
