@@ -98,13 +98,16 @@ def compile_ptx(nvcc, build, tmp):
                               "-Xptxas", "-v", "-o", os.path.join(tmp, "k.cubin")] + inc
                              + [os.path.join(SRC, "kernels", "exec_cuda.cu")],
                              check=True, capture_output=True, text=True).stderr
-        kern = None
+        kern = props = None
         for line in out.splitlines():
             m = re.search(r"Compiling entry function '(\w+)'", line)
             if m:
                 kern = m.group(1)
+            m = re.search(r"Function properties for (\S+)", line)
+            if m:  # an entry's, or a non-inlined device function's (not counted here)
+                props = m.group(1)
             m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
-            if m and kern:
+            if m and kern and props == kern:
                 res.setdefault(kern, {})[sm] = {"stack": int(m.group(1)), "spill": int(m.group(2)) + int(m.group(3))}
             m = re.search(r"Used (\d+) registers", line)
             if m and kern:
@@ -169,7 +172,21 @@ def counts(insns):
 
 
 def probe_counts(probe_ptx):
-    return {k: counts(parse_ptx(probe_ptx, k)) for k in PROBES}
+    missing = [k for k in PROBES if not re.search(r"\.entry\s+%s\(" % re.escape(k), probe_ptx)]
+    if missing:
+        sys.exit("gpu_model.py: the probes' PTX lacks %s (bench/gpu_model_probe.cu)" % ", ".join(missing))
+    parts = {k: counts(parse_ptx(probe_ptx, k)) for k in PROBES}
+    empty = [k for k in PROBES if parts[k]["all"] < 2]
+    if empty:
+        sys.exit("gpu_model.py: probes with no body left in their PTX: %s" % ", ".join(empty))
+    return parts
+
+
+def gpu_named(name):
+    key = next((k for k, g in GPUS.items() if any(m.lower() in name.lower() for m in g["match"])), None)
+    if not key:
+        sys.exit("gpu_model.py: no assumptions for a GPU named '%s' (known: %s)" % (name, ", ".join(GPUS)))
+    return GPUS[key]
 
 
 def lanes_for(payload):
@@ -235,7 +252,17 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--threads", type=int, default=256)
     ap.add_argument("--frame-packets", type=int, default=64)
+    ap.add_argument("--probe-ptx", help="with --predict: the probes' PTX as the build made it (meson's "
+                    "bench/gpu_model_probe.ptx; the `gpu_model` test), instead of compiling them here")
     a = ap.parse_args()
+    if a.probe_ptx:
+        if not a.predict:
+            sys.exit("gpu_model.py: --probe-ptx goes with --predict")
+        with open(a.probe_ptx) as f:
+            parts = probe_counts(f.read())
+        print(json.dumps(predict(gpu_named(a.predict), parts, a.rings, a.payload, a.batch, a.threads,
+                                 a.frame_packets)))
+        return
     if not os.path.exists(os.path.join(a.build, "gi_build_config.h")):
         sys.exit("gpu_model.py: %s has no gi_build_config.h: configure a build first (meson setup build)" % a.build)
     with tempfile.TemporaryDirectory() as tmp:
@@ -243,10 +270,8 @@ def main():
     insns = parse_ptx(ptx)
     parts = probe_counts(probe_ptx)
     if a.predict:
-        key = next((k for k, g in GPUS.items() if any(m.lower() in a.predict.lower() for m in g["match"])), None)
-        if not key:
-            sys.exit("gpu_model.py: no assumptions for a GPU named '%s' (known: %s)" % (a.predict, ", ".join(GPUS)))
-        print(json.dumps(predict(GPUS[key], parts, a.rings, a.payload, a.batch, a.threads, a.frame_packets)))
+        print(json.dumps(predict(gpu_named(a.predict), parts, a.rings, a.payload, a.batch, a.threads,
+                                 a.frame_packets)))
         return
 
     print("## ptxas (-Xptxas -v): registers, stack, spills\n")

@@ -101,9 +101,10 @@ extern "C" __global__ void probe_frame_open(struct gi_stream_rt *st, const struc
 
 /* 2b, per frame: its bits and counts in, then publish (deferred) or close */
 extern "C" __global__ void probe_frame_end(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame,
-					   uint32_t n, uint64_t *word, uint64_t bits, uint32_t closes, uint64_t now)
+					   uint32_t n, uint32_t last_index, uint64_t *word, uint64_t bits, uint32_t closes,
+					   uint64_t now)
 {
-	gi_seq_fast_frame_end(st, s, frame, n, word, bits, closes, now);
+	gi_seq_fast_frame_end(st, s, frame, n, last_index, word, bits, closes, now);
 }
 
 /* 3: one lane's 16-byte chunks of one payload */
