@@ -30,6 +30,7 @@
 #include "sim_fmt_custom.h"
 #include "sim_fmt_vita49.h"
 #include "sim_fmt_rocev2.h"
+#include "scrape.h"
 #include "sim_port.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -199,6 +200,12 @@ static void usage(FILE *f)
 		"                          a test's go signal\n"
 		"  --linger-ms MS          keep the port up MS ms after the last packet so\n"
 		"                          a polling peer drains the ring (default 200)\n"
+		"  --pace-metrics TARGET   tests: never outrun the receiver's executor: every\n"
+		"                          2 ms or 64 packets, while gpuingestd's metrics (unix\n"
+		"                          socket path or HOST:PORT) show more than --pace-batches\n"
+		"                          batches queued on its batch rings, wait (at most\n"
+		"                          30 s at a time)\n"
+		"  --pace-batches N        the queued batches allowed (default 16)\n"
 		"\n"
 		"Output: one JSON object on stdout (per-stream: unique, dropped, sent_unique,\n"
 		"duplicated, duplicated_reordered, reordered, malformed, malformed_by_reason,\n"
@@ -269,7 +276,7 @@ enum {
 	OPT_PORT = 256, OPT_GEOMETRY, OPT_START_DELAY, OPT_START_FILE, OPT_STREAMS, OPT_FRAMES, OPT_DURATION, OPT_PPF, OPT_PAYLOAD, OPT_FRAME_BYTES, OPT_RATE, OPT_SEED,
 	OPT_LOSS, OPT_DUP, OPT_REORDER, OPT_DEPTH, OPT_MALFORMED, OPT_SEQ_START, OPT_FRAME_START,
 	OPT_DST_PORT, OPT_SRC_PORT, OPT_SRC_MAC, OPT_DST_MAC, OPT_SRC_IP, OPT_DST_IP, OPT_WAIT_LINK,
-	OPT_LCORE, OPT_EAL, OPT_STALL, OPT_LINGER, OPT_HELP,
+	OPT_LCORE, OPT_EAL, OPT_STALL, OPT_LINGER, OPT_PACE_METRICS, OPT_PACE_BATCHES, OPT_HELP,
 	OPT_FORMAT, OPT_CUSTOM,
 };
 
@@ -304,6 +311,8 @@ static void parse_args(int argc, char **argv, struct gi_sim_cfg *c)
 		{ "eal", required_argument, NULL, OPT_EAL },
 		{ "stall-timeout", required_argument, NULL, OPT_STALL },
 		{ "linger-ms", required_argument, NULL, OPT_LINGER },
+		{ "pace-metrics", required_argument, NULL, OPT_PACE_METRICS },
+		{ "pace-batches", required_argument, NULL, OPT_PACE_BATCHES },
 		{ "start-delay-ms", required_argument, NULL, OPT_START_DELAY },
 		{ "start-file", required_argument, NULL, OPT_START_FILE },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -350,6 +359,8 @@ static void parse_args(int argc, char **argv, struct gi_sim_cfg *c)
 		case OPT_START_DELAY: c->start_delay_ms = (uint32_t)parse_u64("--start-delay-ms", optarg, 0, 600000); break;
 		case OPT_START_FILE: c->start_file = optarg; break;
 		case OPT_LINGER: c->linger_ms = (uint32_t)parse_u64("--linger-ms", optarg, 0, 600000); break;
+		case OPT_PACE_METRICS: c->pace_metrics = optarg; break;
+		case OPT_PACE_BATCHES: c->pace_batches = (uint32_t)parse_u64("--pace-batches", optarg, 1, 1u << 20); break;
 		case OPT_FORMAT: c->formats = optarg; break;
 		case OPT_CUSTOM:
 			if (c->n_custom == GI_SIM_MAX_CUSTOM)
@@ -442,10 +453,50 @@ static void pace(struct gi_sim *sim)
 	}
 }
 
+/*
+ * --pace-metrics: a test whose receiver executes slower than the wire (the
+ * CUDA emulation runs a CTA as OS threads) would otherwise see ring_full
+ * drops on a busy machine, which no rate cap rules out.  Every 2 ms or 64
+ * packets, while the daemon's batch rings hold more than --pace-batches
+ * batches, wait for them to drain (30 s at most, then go on: the drops then
+ * show); --rate then counts from the end of the wait.  An unreachable
+ * metrics socket is said once and pacing stops.
+ */
+static void pace_by_metrics(struct gi_sim *sim)
+{
+	const struct gi_sim_cfg *c = &sim->cfg;
+	double now = now_s();
+
+	if (!c->pace_metrics || sim->pace_off || (now < sim->pace_next && sim->n_wire < sim->pace_next_wire))
+		return;
+	sim->pace_next = now + 0.002;
+	sim->pace_next_wire = sim->n_wire + 64;
+	gi_sim_port_flush(sim);
+	for (double t0 = now; !sim->fatal && !stop_requested;) {
+		struct gi_scrape sc;
+		if (gi_scrape(c->pace_metrics, &sc) < 0) {
+			fprintf(stderr, "gpuingest-sim: --pace-metrics: %s; sending unpaced\n", sc.err);
+			sim->pace_off = true;
+			return;
+		}
+		double queued = gi_scrape_sum(&sc, "gpuingest_ring_occupancy", NULL, NULL);
+		gi_scrape_free(&sc);
+		double waited = now_s() - t0;
+		if (queued <= c->pace_batches || waited > 30) {
+			sim->t_start += waited; /* --rate resumes from here, without a burst to catch up */
+			return;
+		}
+		sim->pace_waits++;
+		struct timespec ts = { 0, 500000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void wire(struct gi_sim *sim, struct gi_sim_stream *st, const struct gi_sim_pkt *p)
 {
 	if (sim->fatal)
 		return;
+	pace_by_metrics(sim);
 	pace(sim);
 	gi_sim_port_put(sim, st, p);
 	sim->n_wire++;
@@ -688,7 +739,7 @@ int main(int argc, char **argv)
 			.dst_port = 5000, .src_port = 4000,
 			.src_mac = { 0x02, 0, 0, 0, 0, 0x01 }, .dst_mac = { 0x02, 0, 0, 0, 0, 0x02 },
 			.src_ip = 0x0a000001, .dst_ip = 0x0a000002,
-			.wait_link_s = 15, .lcore = -1, .stall_s = 5, .linger_ms = 200,
+			.wait_link_s = 15, .lcore = -1, .stall_s = 5, .linger_ms = 200, .pace_batches = 16,
 		},
 	};
 	struct gi_sim_cfg *c = &sim.cfg;

@@ -3,414 +3,49 @@
  * from its metrics socket.
  *
  * Why C and no libraries: it runs on the edge box next to the daemon,
- * where a Python stack or a Prometheus server may not be installed.  It
- * speaks just enough HTTP/1.1 (one GET, Content-Length, chunked or
- * read-to-close) and just enough of the Prometheus text format (sample
- * lines; HELP/TYPE are skipped) to compute per-second rates between two
- * scrapes and latency percentiles from histogram bucket deltas (linear
+ * where a Python stack or a Prometheus server may not be installed.  Two
+ * scrapes (scrape.c: just enough HTTP and Prometheus text) give per-second
+ * rates, and latency percentiles from histogram bucket deltas (linear
  * interpolation inside the bucket, as PromQL's histogram_quantile does).
  *
  * Single-threaded; nothing here is shared with the daemon but the socket.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <netdb.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "scrape.h"
+
 #define DEFAULT_TARGET "/run/gpuingest/metrics.sock"
-#define MAX_BODY (64u << 20)
 
 enum { EXIT_USAGE = 1, EXIT_UNREACHABLE = 2 };
 
-struct sample {
-	char *name;
-	char *labels; /* inside the braces, as sent; "" if none */
-	double value;
-};
-
-/* Samples of one name are contiguous on the page: lookups skip to them. */
-struct family {
-	const char *name;
-	size_t start, end;
-};
-
-struct scrape {
-	struct sample *s;
-	size_t n, cap;
-	struct family *fam;
-	size_t n_fam;
-	char *text; /* the body; names and labels point into it */
-	double t;   /* CLOCK_MONOTONIC seconds */
-};
-
-static char err_msg[512];
-
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err_msg, sizeof(err_msg), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* ---- HTTP ------------------------------------------------------------------ */
-
-static int connect_target(const char *target)
-{
-	struct timeval tv = { 5, 0 };
-	int fd;
-
-	if (strchr(target, '/')) {
-		struct sockaddr_un sa = { .sun_family = AF_UNIX };
-		if (strlen(target) >= sizeof(sa.sun_path))
-			return fail("%s: socket path too long", target);
-		strcpy(sa.sun_path, target);
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return fail("socket: %s", strerror(errno));
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-			int e = errno;
-			close(fd);
-			return fail("cannot connect to %s: %s (is gpuingestd running with stats.unix set to it?)", target,
-				    strerror(e));
-		}
-		return fd;
-	}
-	/* host:port, [v6]:port */
-	char host[256];
-	const char *colon = strrchr(target, ':');
-	if (!colon || !colon[1])
-		return fail("%s: expected a socket path (with a '/') or HOST:PORT", target);
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - target), target);
-	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
-		memmove(host, host + 1, strlen(host));
-		host[strlen(host) - 1] = '\0';
-	}
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res, *ai;
-	int rc = getaddrinfo(host, colon + 1, &hints, &res);
-	if (rc != 0)
-		return fail("%s: %s", target, gai_strerror(rc));
-	int e = 0;
-	fd = -1;
-	for (ai = res; ai && fd < 0; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-		if (fd < 0) {
-			e = errno;
-			continue;
-		}
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-			e = errno;
-			close(fd);
-			fd = -1;
-		}
-	}
-	freeaddrinfo(res);
-	if (fd < 0)
-		return fail("cannot connect to %s: %s (is gpuingestd running with stats.listen set to it?)", target,
-			    strerror(e));
-	return fd;
-}
-
-/* Decode a chunked body in place; returns its length or -1. */
-static long dechunk(char *b, size_t len)
-{
-	size_t in = 0, out = 0;
-	for (;;) {
-		char *end;
-		unsigned long n = strtoul(b + in, &end, 16);
-		char *crlf = strstr(end, "\r\n");
-		if (end == b + in || !crlf)
-			return -1;
-		in = (size_t)(crlf - b) + 2;
-		if (n == 0)
-			return (long)out;
-		if (in + n > len)
-			return -1;
-		memmove(b + out, b + in, n);
-		out += n;
-		in += n + 2;
-		if (in > len)
-			return -1;
-	}
-}
-
-/* GET /metrics; the body (NUL-terminated, caller frees) into *body. */
-static int http_get(const char *target, char **body)
-{
-	int fd = connect_target(target);
-	if (fd < 0)
-		return -1;
-	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: localhost\r\nUser-Agent: gpuingest-stat\r\n"
-				  "Accept: text/plain\r\nConnection: close\r\n\r\n";
-	if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(req) - 1)) {
-		close(fd);
-		return fail("%s: sending the request: %s", target, strerror(errno));
-	}
-	size_t len = 0, cap = 1 << 16;
-	char *b = malloc(cap);
-	for (;;) {
-		if (!b) {
-			close(fd);
-			return fail("out of memory");
-		}
-		if (len + 1 == cap) {
-			if (cap >= MAX_BODY) {
-				free(b);
-				close(fd);
-				return fail("%s: answer larger than %u MiB", target, MAX_BODY >> 20);
-			}
-			char *nb = realloc(b, cap *= 2);
-			if (!nb)
-				free(b);
-			b = nb;
-			continue;
-		}
-		ssize_t n = recv(fd, b + len, cap - len - 1, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-			free(b);
-			close(fd);
-			return fail("%s: reading the answer: %s", target, e == EAGAIN ? "timed out after 5 s" : strerror(e));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	b[len] = '\0';
-
-	int status = 0;
-	char *hdr_end = strstr(b, "\r\n\r\n");
-	if (sscanf(b, "HTTP/1.%*d %d", &status) != 1 || !hdr_end) {
-		free(b);
-		return fail("%s: not an HTTP answer", target);
-	}
-	if (status != 200) {
-		free(b);
-		return fail("%s: GET /metrics answered HTTP %d", target, status);
-	}
-	*hdr_end = '\0';
-	bool chunked = false;
-	long clen = -1;
-	for (char *line = strstr(b, "\r\n"); line; line = strstr(line, "\r\n")) {
-		line += 2;
-		if (strncasecmp(line, "Content-Length:", 15) == 0)
-			clen = strtol(line + 15, NULL, 10);
-		else if (strncasecmp(line, "Transfer-Encoding:", 18) == 0 && strstr(line, "chunked"))
-			chunked = true;
-	}
-	char *start = hdr_end + 4;
-	size_t blen = len - (size_t)(start - b);
-	if (chunked) {
-		long n = dechunk(start, blen);
-		if (n < 0) {
-			free(b);
-			return fail("%s: malformed chunked answer", target);
-		}
-		blen = (size_t)n;
-	} else if (clen >= 0) {
-		if ((size_t)clen > blen) {
-			free(b);
-			return fail("%s: answer cut short (%zu of %ld bytes)", target, blen, clen);
-		}
-		blen = (size_t)clen;
-	}
-	memmove(b, start, blen);
-	b[blen] = '\0';
-	*body = b;
-	return 0;
-}
-
-/* ---- Prometheus text --------------------------------------------------------- */
-
-static void scrape_free(struct scrape *sc)
-{
-	free(sc->fam);
-	free(sc->s);
-	free(sc->text);
-	memset(sc, 0, sizeof(*sc));
-}
-
-/* Sample lines only: `name{labels} value [timestamp]` or `name value`. */
-static int parse(struct scrape *sc)
-{
-	for (char *save = NULL, *line = strtok_r(sc->text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (line[0] == '#' || line[0] == '\0')
-			continue;
-		char *p = line + strcspn(line, "{ ");
-		char *labels = "";
-		if (*p == '{') {
-			*p++ = '\0';
-			labels = p;
-			bool q = false;
-			for (; *p && (q || *p != '}'); p++) {
-				if (q && *p == '\\' && p[1])
-					p++;
-				else if (*p == '"')
-					q = !q;
-			}
-			if (*p != '}')
-				continue;
-			*p++ = '\0';
-		} else if (*p == ' ') {
-			*p++ = '\0';
-		} else {
-			continue;
-		}
-		while (*p == ' ')
-			p++;
-		char *end;
-		double v = strtod(p, &end);
-		if (end == p)
-			continue;
-		if (sc->n == sc->cap) {
-			size_t cap = sc->cap ? sc->cap * 2 : 1024;
-			struct sample *ns = realloc(sc->s, cap * sizeof(*ns));
-			if (!ns)
-				return fail("out of memory");
-			sc->s = ns;
-			sc->cap = cap;
-		}
-		sc->s[sc->n++] = (struct sample){ line, labels, v };
-	}
-	return 0;
-}
-
-static int scrape(const char *target, struct scrape *sc)
-{
-	memset(sc, 0, sizeof(*sc));
-	if (http_get(target, &sc->text) < 0)
-		return -1;
-	sc->t = now_s();
-	if (parse(sc) < 0) {
-		scrape_free(sc);
-		return -1;
-	}
-	sc->fam = calloc(sc->n + 1, sizeof(*sc->fam));
-	if (!sc->fam) {
-		scrape_free(sc);
-		return fail("out of memory");
-	}
-	for (size_t i = 0; i < sc->n; i++) {
-		if (sc->n_fam && strcmp(sc->fam[sc->n_fam - 1].name, sc->s[i].name) == 0) {
-			sc->fam[sc->n_fam - 1].end = i + 1;
-			continue;
-		}
-		sc->fam[sc->n_fam++] = (struct family){ sc->s[i].name, i, i + 1 };
-	}
-	if (sc->n == 0) {
-		scrape_free(sc);
-		return fail("%s: no samples in the answer", target);
-	}
-	return 0;
-}
-
-/* The value of label `key` in a label string, unescaped, into out. */
-static bool label(const char *labels, const char *key, char *out, size_t len)
-{
-	size_t kl = strlen(key);
-	const char *p = labels;
-	while (*p) {
-		const char *eq = strchr(p, '=');
-		if (!eq || eq[1] != '"')
-			return false;
-		bool match = (size_t)(eq - p) == kl && strncmp(p, key, kl) == 0;
-		size_t o = 0;
-		for (p = eq + 2; *p && *p != '"'; p++) {
-			char c = *p;
-			if (c == '\\' && p[1]) {
-				c = *++p == 'n' ? '\n' : *p;
-			}
-			if (match && o + 1 < len)
-				out[o++] = c;
-		}
-		if (match) {
-			out[o] = '\0';
-			return true;
-		}
-		if (*p == '"')
-			p++;
-		if (*p == ',')
-			p++;
-	}
-	return false;
-}
-
-/*
- * Sum of samples named `name` whose labels include every "k=v" pair in
- * `want` (NULL-terminated pairs).  *found tells whether any matched.
- */
-static double sum(const struct scrape *sc, const char *name, const char *const *want, bool *found)
-{
-	double v = 0;
-	bool any = false;
-	for (size_t f = 0; f < sc->n_fam; f++) {
-		if (strcmp(sc->fam[f].name, name) != 0)
-			continue;
-		for (size_t i = sc->fam[f].start; i < sc->fam[f].end; i++) {
-			bool ok = true;
-			for (const char *const *w = want; w && w[0] && ok; w += 2) {
-				char got[256];
-				ok = label(sc->s[i].labels, w[0], got, sizeof(got)) && strcmp(got, w[1]) == 0;
-			}
-			if (ok) {
-				v += sc->s[i].value;
-				any = true;
-			}
-		}
-	}
-	if (found)
-		*found = any;
-	return v;
-}
-
-static double get1(const struct scrape *sc, const char *name, const char *k, const char *v)
+static double get1(const struct gi_scrape *sc, const char *name, const char *k, const char *v)
 {
 	const char *want[] = { k, v, NULL, NULL };
-	return sum(sc, name, k ? want : NULL, NULL);
+	return gi_scrape_sum(sc, name, k ? want : NULL, NULL);
 }
 
-static double get2(const struct scrape *sc, const char *name, const char *k1, const char *v1, const char *k2,
+static double get2(const struct gi_scrape *sc, const char *name, const char *k1, const char *v1, const char *k2,
 		   const char *v2)
 {
 	const char *want[] = { k1, v1, k2, v2, NULL, NULL };
-	return sum(sc, name, want, NULL);
+	return gi_scrape_sum(sc, name, want, NULL);
 }
 
 /* Distinct values of label `key` over samples named `name`, in page order. */
-static size_t label_values(const struct scrape *sc, const char *name, const char *key, char (*out)[128], size_t max)
+static size_t label_values(const struct gi_scrape *sc, const char *name, const char *key, char (*out)[128], size_t max)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < sc->n && n < max; i++) {
 		char v[128];
-		if (strcmp(sc->s[i].name, name) != 0 || !label(sc->s[i].labels, key, v, sizeof(v)))
+		if (strcmp(sc->s[i].name, name) != 0 || !gi_scrape_label(sc->s[i].labels, key, v, sizeof(v)))
 			continue;
 		size_t k = 0;
 		while (k < n && strcmp(out[k], v) != 0)
@@ -421,14 +56,14 @@ static size_t label_values(const struct scrape *sc, const char *name, const char
 	return n;
 }
 
-static double rate(const struct scrape *a, const struct scrape *b, double va, double vb)
+static double rate(const struct gi_scrape *a, const struct gi_scrape *b, double va, double vb)
 {
 	double dt = b->t - a->t;
 	return dt > 0 && vb >= va ? (vb - va) / dt : 0;
 }
 
 /* The cumulative buckets of one histogram series, in page order. */
-static size_t buckets(const struct scrape *sc, const char *bucket, const char *stream, double *les, double *cum,
+static size_t buckets(const struct gi_scrape *sc, const char *bucket, const char *stream, double *les, double *cum,
 		      size_t max)
 {
 	size_t n = 0;
@@ -437,9 +72,9 @@ static size_t buckets(const struct scrape *sc, const char *bucket, const char *s
 			continue;
 		for (size_t i = sc->fam[f].start; i < sc->fam[f].end && n < max; i++) {
 			char le[64], st[128];
-			if (!label(sc->s[i].labels, "le", le, sizeof(le)))
+			if (!gi_scrape_label(sc->s[i].labels, "le", le, sizeof(le)))
 				continue;
-			if (stream && (!label(sc->s[i].labels, "stream", st, sizeof(st)) || strcmp(st, stream) != 0))
+			if (stream && (!gi_scrape_label(sc->s[i].labels, "stream", st, sizeof(st)) || strcmp(st, stream) != 0))
 				continue;
 			les[n] = strcmp(le, "+Inf") == 0 ? INFINITY : strtod(le, NULL);
 			cum[n++] = sc->s[i].value;
@@ -453,7 +88,7 @@ static size_t buckets(const struct scrape *sc, const char *bucket, const char *s
  * increase between two scrapes; NAN when nothing was observed.  Above the
  * last finite bound it answers that bound, as histogram_quantile does.
  */
-static double quantile(const struct scrape *a, const struct scrape *b, const char *name, const char *stream,
+static double quantile(const struct gi_scrape *a, const struct gi_scrape *b, const char *name, const char *stream,
 		       double q)
 {
 	char bucket[160];
@@ -509,7 +144,7 @@ static const char *dur(double s, char *buf, size_t len)
 #define P "gpuingest_"
 #define MAX_ROWS 256
 
-static void print_table(FILE *f, const char *target, const struct scrape *a, const struct scrape *b)
+static void print_table(FILE *f, const char *target, const struct gi_scrape *a, const struct gi_scrape *b)
 {
 	static char names[MAX_ROWS][128], q[MAX_ROWS][128];
 	/* one buffer per si() call in a single printf */
@@ -520,7 +155,7 @@ static void print_table(FILE *f, const char *target, const struct scrape *a, con
 	char backend[64] = "?";
 	for (size_t i = 0; i < b->n; i++)
 		if (strcmp(b->s[i].name, P "build_info") == 0)
-			label(b->s[i].labels, "backend", backend, sizeof(backend));
+			gi_scrape_label(b->s[i].labels, "backend", backend, sizeof(backend));
 	double busy = rate(a, b, get1(a, P "executor_busy_seconds_total", NULL, NULL),
 			   get1(b, P "executor_busy_seconds_total", NULL, NULL));
 	fprintf(f, "gpuingest-stat  %s  up %.0fs  backend %s  executor busy %.1f%%  interval %.2fs\n", target,
@@ -537,8 +172,8 @@ static void print_table(FILE *f, const char *target, const struct scrape *a, con
 		for (size_t k = 0; k < b->n; k++) {
 			char port[128], name[128];
 			if (strcmp(b->s[k].name, P "port_xstats_total") != 0 ||
-			    !label(b->s[k].labels, "port", port, sizeof(port)) || strcmp(port, names[i]) != 0 ||
-			    !label(b->s[k].labels, "name", name, sizeof(name)))
+			    !gi_scrape_label(b->s[k].labels, "port", port, sizeof(port)) || strcmp(port, names[i]) != 0 ||
+			    !gi_scrape_label(b->s[k].labels, "name", name, sizeof(name)))
 				continue;
 			double before = get2(a, P "port_xstats_total", "port", port, "name", name);
 			fprintf(f, "  %-30s %10s/s  total %.0f\n", name, si(rate(a, b, before, b->s[k].value), "", x1, 32),
@@ -551,7 +186,7 @@ static void print_table(FILE *f, const char *target, const struct scrape *a, con
 	for (size_t k = 0; k < b->n; k++) {
 		char port[128], queue[16];
 		if (strcmp(b->s[k].name, P "queue_rx_packets_total") != 0 ||
-		    !label(b->s[k].labels, "port", port, sizeof(port)) || !label(b->s[k].labels, "queue", queue, sizeof(queue)))
+		    !gi_scrape_label(b->s[k].labels, "port", port, sizeof(port)) || !gi_scrape_label(b->s[k].labels, "queue", queue, sizeof(queue)))
 			continue;
 		double before = get2(a, P "queue_rx_packets_total", "port", port, "queue", queue);
 		char ring[40], pq[160];
@@ -682,17 +317,17 @@ int main(int argc, char **argv)
 	}
 
 	bool tty = isatty(STDOUT_FILENO) && count != 1;
-	struct scrape prev, cur;
-	if (scrape(target, &prev) < 0) {
-		fprintf(stderr, "gpuingest-stat: %s\n", err_msg);
+	struct gi_scrape prev, cur;
+	if (gi_scrape(target, &prev) < 0) {
+		fprintf(stderr, "gpuingest-stat: %s\n", prev.err);
 		return EXIT_UNREACHABLE;
 	}
 	for (long i = 0; count == 0 || i < count; i++) {
 		struct timespec ts = { (time_t)interval, (long)((interval - floor(interval)) * 1e9) };
 		nanosleep(&ts, NULL);
-		if (scrape(target, &cur) < 0) {
-			fprintf(stderr, "gpuingest-stat: %s\n", err_msg);
-			scrape_free(&prev);
+		if (gi_scrape(target, &cur) < 0) {
+			fprintf(stderr, "gpuingest-stat: %s\n", cur.err);
+			gi_scrape_free(&prev);
 			return EXIT_UNREACHABLE;
 		}
 		if (tty)
@@ -701,9 +336,9 @@ int main(int argc, char **argv)
 			fputs("\n", stdout);
 		print_table(stdout, target, &prev, &cur);
 		fflush(stdout);
-		scrape_free(&prev);
+		gi_scrape_free(&prev);
 		prev = cur;
 	}
-	scrape_free(&prev);
+	gi_scrape_free(&prev);
 	return 0;
 }

@@ -108,6 +108,8 @@ struct gi_sim_cfg {
 	uint32_t linger_ms;
 	uint32_t start_delay_ms; /* pause between link-up and the first packet */
 	const char *start_file;  /* NULL, or wait for it to exist before that pause */
+	const char *pace_metrics; /* NULL, or gpuingestd's metrics: wait while its batch rings fill */
+	uint32_t pace_batches;   /* ... more than this many batches queued */
 	const char *formats;     /* --format list, NULL: every stream is udp_seq */
 	uint32_t hdr_max;        /* largest UDP payload minus payload of any stream, 0: udp_seq's 32 */
 	/* --custom specs: the k-th custom stream takes the k-th (the last repeats) */
@@ -177,6 +179,10 @@ struct gi_sim {
 	struct gi_sim_stream *streams;
 	struct gi_sim_port_state *port;
 	uint64_t n_wire;         /* packets handed to the port, for pacing */
+	double pace_next;        /* --pace-metrics: when to look at the daemon's rings next, */
+	uint64_t pace_next_wire; /* ... or at which packet, whichever comes first */
+	bool pace_off;           /* ... its metrics could not be read */
+	uint64_t pace_waits;     /* ... waits for them to drain, 0.5 ms each */
 	uint16_t ip_id;
 	uint64_t last_ts_ns;      /* timestamp_ns of the packet built last */
 	double t_start, t_end;

@@ -18,6 +18,8 @@ need_root
 # daemon several times over; the plain and ASan builds check them
 case ${GI_SANITIZE:-} in *thread*) skip "a ThreadSanitizer build: timing assertions are for the other builds" ;; esac
 unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID GI_TEST_STALL_EXECUTOR_AFTER_MS
+# the stall must fill the ring: no pacing by it (lib.sh, GI_SIM_PACE)
+unset GI_SIM_PACE
 SOCK=$T/memif.sock
 DEV="net_memif0,role=client,socket=$SOCK,socket-abstract=no"
 

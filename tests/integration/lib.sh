@@ -177,6 +177,10 @@ start_sim() {
     args+=("$a")
     prev=$a
   done
+  # GI_SIM_PACE (the emulated GPU executor): the simulator waits while the
+  # daemon's batch rings fill, so a slow executor never meets ring_full and
+  # the accounting stays exact; the host backend and a real GPU run unpaced
+  [ "${GI_SIM_PACE:-0}" = 1 ] && args+=(--pace-metrics "$T/metrics.sock" --pace-batches "${GI_SIM_PACE_BATCHES:-16}")
   # a ThreadSanitizer build checks the daemon; the simulator is its test peer
   TSAN_OPTIONS=${GI_SIM_TSAN_OPTIONS:-${TSAN_OPTIONS:-}} \
     "$SIM" --port "memif:$SOCK" --eal "--file-prefix $TAG-s" "${args[@]}" >"$T/sim.json" 2>"$T/sim.log" &
