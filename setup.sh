@@ -28,7 +28,7 @@ PACKAGES=(
   libyaml-dev libsystemd-dev libmicrohttpd-dev libcmocka-dev libisal-dev zlib1g-dev
   python3 python3-numpy python3-scapy tshark prometheus
   clang libclang-rt-14-dev
-  iproute2 valgrind curl procps
+  iproute2 valgrind curl procps patchelf
 )
 
 die() { echo "setup.sh: $*" >&2; exit 1; }

@@ -17,8 +17,9 @@
 source "$(dirname "$0")/lib.sh"
 need_root
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "needs Debian's /usr/bin/python3"
+# GI_PYTHON: another interpreter (a GPU machine's, with CuPy/PyTorch: tests/gpu/run_on_gpu.sh)
+PY=${GI_PYTHON:-/usr/bin/python3}
+[ -x "$PY" ] || skip "needs Debian's /usr/bin/python3 (or GI_PYTHON)"
 "$PY" -c 'import numpy' 2>/dev/null || skip "python3-numpy is not installed (apt-get install python3-numpy)"
 export GPUINGEST_LIBRARY=$GI_BUILD/client/libgpuingest.so.1
 export PYTHONPATH=$GI_SRC/client/python${PYTHONPATH:+:$PYTHONPATH}
