@@ -119,7 +119,7 @@ struct gi_cfg_rocev2 {
 	uint32_t pages;              /* va: the sender's pages, 0 (default) = any */
 	int64_t rkey;                /* R_Key every RETH must carry, -1 (default) = any */
 	int profile;                 /* enum gi_rocev2_profile: none (default) | hsb */
-	int frame_end;               /* enum gi_rocev2_frame_end (profile hsb): packet (default) | embedded */
+	int frame_end;               /* enum gi_rocev2_frame_end (profile hsb): auto (default) | packet | embedded */
 	uint32_t psn_bits;           /* PSN width [2, 24], default 24 (HSB's software emulator: 20) */
 	int frame_crc;               /* profile hsb: verify | ignore (default): check frames against the record */
 };
@@ -228,12 +228,13 @@ const char *gi_format_name(enum gi_format f);
 /*
  * Packets a frame slot has bits for: frame.packets, plus the frame-end
  * packet that carries only the sender's record (rocev2 profile hsb,
- * frame_end packet), which takes the last index and PSN of each frame.
+ * frame_end packet, or auto: room for it until the stream learns the
+ * record is embedded), which takes the last index and PSN of each frame.
  */
 static inline uint32_t gi_cfg_slot_packets(const struct gi_cfg_stream *s)
 {
 	return s->frame_packets + (s->format == GI_FORMAT_ROCEV2 && s->rocev2.profile == GI_ROCEV2_PROFILE_HSB &&
-				   s->rocev2.frame_end == GI_ROCEV2_END_PACKET);
+				   s->rocev2.frame_end != GI_ROCEV2_END_EMBEDDED);
 }
 
 #endif /* GI_CONFIG_H */

@@ -85,7 +85,9 @@ static void err_rocev2(struct gi_ctx *c, uint32_t i, const char *key, const char
  * profile: pages hold a frame (and HSB's record after it, at
  * roundup(frame bytes, 128)); the profile needs VA placement and frames
  * closed by the WRITE with immediate; a frame-end packet of its own takes
- * a frame slot's last bit; an embedded record must fit the MTU.
+ * a frame slot's last bit (frame_end packet, and auto, which must have room
+ * for either form); a record the stream is told is embedded must fit the
+ * MTU (auto: HSB's emulator sends its own packet when it does not).
  */
 static void check_rocev2_va(struct gi_ctx *c, struct gi_cfg_stream *s, uint32_t i, const struct gi_config *cfg)
 {
@@ -120,7 +122,7 @@ static void check_rocev2_va(struct gi_ctx *c, struct gi_cfg_stream *s, uint32_t 
 	}
 	if (r->close_on != GI_ROCEV2_CLOSE_IMM)
 		err_rocev2(c, i, "rocev2.close_on", "profile hsb ends a frame with its WRITE with immediate (allowed: imm)");
-	if (r->frame_end == GI_ROCEV2_END_PACKET && s->frame_packets >= GI_FRAME_MAX_PACKETS)
+	if (r->frame_end != GI_ROCEV2_END_EMBEDDED && s->frame_packets >= GI_FRAME_MAX_PACKETS)
 		err_rocev2(c, i, "frame.bytes", "%u packets and HSB's frame-end packet do not fit a frame slot "
 			   "(allowed: at most %u packets)", s->frame_packets, GI_FRAME_MAX_PACKETS - 1);
 	uint64_t last = s->frame_bytes - (uint64_t)(s->frame_packets ? s->frame_packets - 1 : 0) * s->payload_bytes;
@@ -128,8 +130,8 @@ static void check_rocev2_va(struct gi_ctx *c, struct gi_cfg_stream *s, uint32_t 
 	if (r->frame_end == GI_ROCEV2_END_EMBEDDED && s->port_index >= 0 && s->frame_bytes &&
 	    gi_hsb_align(last) + GI_HSB_META_BYTES + over > cfg->ports[s->port_index].mtu)
 		err_rocev2(c, i, "rocev2.frame_end", "the last packet, %" PRIu64 " bytes padded to %" PRIu64 " plus the "
-			   "128-byte record, does not fit port %s's mtu %u (allowed: packet)", last, gi_hsb_align(last),
-			   s->port, cfg->ports[s->port_index].mtu);
+			   "128-byte record, does not fit port %s's mtu %u (allowed: auto, packet)", last,
+			   gi_hsb_align(last), s->port, cfg->ports[s->port_index].mtu);
 }
 
 void gi_cfg_check_rocev2(struct gi_ctx *c, struct gi_config *cfg)

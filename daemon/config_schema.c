@@ -294,7 +294,8 @@ static const struct gi_enum_val rocev2_profiles[] = {
 	{ "none", GI_ROCEV2_PROFILE_NONE }, { "hsb", GI_ROCEV2_PROFILE_HSB }, { NULL, 0 },
 };
 static const struct gi_enum_val rocev2_frame_ends[] = {
-	{ "packet", GI_ROCEV2_END_PACKET }, { "embedded", GI_ROCEV2_END_EMBEDDED }, { NULL, 0 },
+	{ "auto", GI_ROCEV2_END_AUTO }, { "packet", GI_ROCEV2_END_PACKET }, { "embedded", GI_ROCEV2_END_EMBEDDED },
+	{ NULL, 0 },
 };
 static const struct gi_key rocev2_keys[] = {
 	K_INT("base_va", struct gi_cfg_rocev2, base_va, 0, -1, 0, GI_KEY_HEX),
@@ -305,7 +306,7 @@ static const struct gi_key rocev2_keys[] = {
 	K_INT("pages", struct gi_cfg_rocev2, pages, 1, 1u << 24, 0, 0),
 	K_INT("rkey", struct gi_cfg_rocev2, rkey, 0, 0xffffffffll, -1, GI_KEY_HEX),
 	K_ENUM("profile", struct gi_cfg_rocev2, profile, rocev2_profiles, GI_ROCEV2_PROFILE_NONE, 0),
-	K_ENUM("frame_end", struct gi_cfg_rocev2, frame_end, rocev2_frame_ends, GI_ROCEV2_END_PACKET, 0),
+	K_ENUM("frame_end", struct gi_cfg_rocev2, frame_end, rocev2_frame_ends, GI_ROCEV2_END_AUTO, 0),
 	K_INT("psn_bits", struct gi_cfg_rocev2, psn_bits, 2, 24, 24, 0),
 	K_ENUM("frame_crc", struct gi_cfg_rocev2, frame_crc, rocev2_icrc_modes, GI_ROCEV2_ICRC_IGNORE, 0),
 	K_END,

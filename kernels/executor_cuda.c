@@ -737,6 +737,8 @@ static int gi_cuda_copy_back(struct gi_cuda_exec *c)
 		h->raw_origin = ds[s].raw_origin;
 		h->seq_origin = ds[s].seq_origin;
 		h->vis_next = ds[s].vis_next;
+		h->packets = ds[s].packets; /* rocev2.frame_end auto: what the epoch learned (gi_stream_learn_end) */
+		h->end_unknown = ds[s].end_unknown;
 		h->div_packets = ds[s].div_packets;
 		h->div_payload = ds[s].div_payload;
 		h->div_slots = ds[s].div_slots;

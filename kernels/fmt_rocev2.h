@@ -104,9 +104,18 @@ enum gi_rocev2_profile {
 	GI_ROCEV2_PROFILE_HSB = 1, /* Holoscan Sensor Bridge: 128 bytes at the end of a WRITE with immediate */
 };
 
+/*
+ * Where HSB's record comes.  The FPGA always sends it as a packet of its
+ * own; HSB's software emulator appends it to the last data packet only when
+ * last + zero padding + 128 + 4 + 128 <= payload, else it too sends a
+ * packet of its own (1920x1080 RAW10 does).  A receiver cannot know which
+ * in advance, so `auto` learns it per stream and epoch (stream_seq.h,
+ * gi_stream_learn_end); the other two are strict.
+ */
 enum gi_rocev2_frame_end {
 	GI_ROCEV2_END_PACKET = 0,   /* a packet of its own after the frame's data (the FPGA's form) */
 	GI_ROCEV2_END_EMBEDDED = 1, /* appended to the last data packet (HSB's software emulator, when it fits) */
+	GI_ROCEV2_END_AUTO = 2,     /* either, learned from the stream's first frame end (the default) */
 };
 
 /*
@@ -162,6 +171,17 @@ struct gi_fmt_rocev2_params {
 #define GI_FMT_ROCEV2_WORDS 6u
 GI_STATIC_ASSERT(GI_FMT_ROCEV2_WORDS <= sizeof(((struct gi_format_params *)0)->fmt) / sizeof(uint64_t),
 		 "rocev2 parameters must fit gi_format_params.fmt");
+
+/*
+ * Does an HSB stream learn its frame end (profile hsb, frame_end auto)?  Read
+ * from the packed word without unpacking the rest: asked at each epoch's
+ * start and by the parser's caller per packet.  Every rocev2 stream carries
+ * the default frame_end, so the profile must be asked too.
+ */
+GI_HD static inline int gi_fmt_rocev2_end_auto(const struct gi_format_params *fp)
+{
+	return ((fp->fmt[2] >> 16) & 0xffffu) == (GI_ROCEV2_PROFILE_HSB | (uint32_t)GI_ROCEV2_END_AUTO << 8);
+}
 
 GI_HD static inline struct gi_fmt_rocev2_params gi_fmt_rocev2(const struct gi_format_params *fp)
 {
@@ -495,6 +515,9 @@ GI_HD static inline uint32_t gi_rocev2_icrc_carried(const uint8_t *pkt, uint32_t
  * is counted as rocev2_icrc whatever its corruption looks like.  With
  * icrc_now 0 the ICRC is left to the caller (pi->icrc_pending, also on a
  * later drop reason): a bad ICRC must then override what this returns.
+ * `packets`: the frame slot's packets as configured (a record of its own
+ * takes the last), never what an epoch has learned (gi_stream_parse_ex),
+ * so that a packet parses the same whenever it is parsed.
  */
 GI_HD static inline int gi_fmt_rocev2_parse(const struct gi_format_params *fp, const uint8_t *pkt, uint32_t hdr_len,
 					    const uint8_t *seg1, const struct gi_l4 *l4, uint32_t packets,
@@ -561,13 +584,14 @@ GI_HD static inline int gi_fmt_rocev2_parse(const struct gi_format_params *fp, c
 				uint32_t m = l4->payload_off + hlen + data; /* the record, from the packet's start */
 				if ((imm & 0xfffu) != (uint32_t)(page & 0xfffu))
 					return GI_DROP_ROCEV2_VA; /* the immediate names another page */
+				/* each form where the stream takes it: strict packet or embedded, either with auto */
 				if (data == 0) { /* a packet of its own, at roundup(frame bytes, 128): the frame's last index */
-					if (rp->frame_end != GI_ROCEV2_END_PACKET || in != gi_hsb_align(frame_bytes))
+					if (rp->frame_end == GI_ROCEV2_END_EMBEDDED || in != gi_hsb_align(frame_bytes))
 						return GI_DROP_ROCEV2_BOUNDS;
 					pi->byte_off = (uint64_t)(packets - 1) * payload_bytes;
 					place_len = 0;
 				} else { /* the last data, zero-padded to 128 bytes, then the record */
-					if (rp->frame_end != GI_ROCEV2_END_EMBEDDED || in >= frame_bytes ||
+					if (rp->frame_end == GI_ROCEV2_END_PACKET || in >= frame_bytes ||
 					    in + data > gi_hsb_align(frame_bytes))
 						return GI_DROP_ROCEV2_BOUNDS;
 					place_len = (uint32_t)GI_MIN((uint64_t)data, frame_bytes - in); /* not the pad */

@@ -115,8 +115,10 @@ GI_HD static inline uint32_t gi_seq_fast_place(const struct gi_stream_rt *st, st
 	uint64_t frame;
 	uint32_t index;
 
-	/* seq_bits >= 2: a step of one is then +1 for gi_extend_delta (with 1 bit it is -1, with 0 it is 0) */
-	if (!st->started || fp->seq_bits < 2)
+	/* seq_bits >= 2: a step of one is then +1 for gi_extend_delta (with 1 bit it is -1, with 0 it is 0);
+	 * an HSB stream still learning its frame end (gi_stream_learn_end) may change its geometry at any
+	 * record, which places computed in parallel from the batch's start cannot follow: the serial steps */
+	if (!st->started || fp->seq_bits < 2 || st->end_unknown)
 		return 0;
 	uint64_t seq_ext = st->seq_max + 1 + rank;
 	uint64_t mask = fp->seq_bits >= 64 ? ~0ull : (1ull << fp->seq_bits) - 1;

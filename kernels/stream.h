@@ -75,13 +75,17 @@ struct gi_stream_counters {
 struct gi_stream_rt {
 	/* configuration, fixed while the stream exists */
 	uint32_t format;          /* enum gi_format */
-	uint32_t packets;         /* per frame */
+	uint32_t packets;         /* per frame (PSNs per frame for rocev2; an HSB stream with
+				   * frame_end auto: data_packets + 1 until its epoch learns the record is
+				   * embedded, then data_packets: gi_stream_learn_end) */
 	uint32_t payload_bytes;   /* per packet */
 	uint32_t window;          /* frames open at once (reorder window), < ring n_slots */
 	uint32_t last_bytes;      /* the last data packet's length: frame.bytes - (data_packets - 1) * payload_bytes */
 	uint32_t data_packets;    /* packets that carry frame data: `packets`, or one fewer when each frame
 				   * ends with a packet of its own that carries only the sender's record
-				   * (rocev2.frame_end: packet), which takes the last index (and PSN) */
+				   * (rocev2.frame_end: packet, or auto until learned otherwise), which takes
+				   * the last index (and PSN); the frame slot has bits for data_packets + 1
+				   * then */
 	uint64_t frame_timeout_ns;/* 0: frames only close by window or at shutdown */
 	struct gi_frame_ring_hdr *ring;   /* where frames are assembled (executor address) */
 	struct gi_frame_ring_hdr *mirror; /* consumers' metadata copy when ring is in GPU memory, else NULL */
@@ -131,7 +135,7 @@ struct gi_stream_rt {
 	uint32_t run_ok;          /* the stream's records so far form one in-order run */
 	uint32_t run_last;        /* its last parsed record so far, GI_REC_NONE */
 	uint32_t start_pending;   /* deferred: the ring's `started` word waits for next_frame */
-	uint32_t pad1;
+	uint32_t end_unknown;     /* frame_end auto: this epoch has not yet seen which form the record takes */
 	uint64_t vis_next;        /* next_frame as consumers last saw it */
 	uint64_t sender_max;      /* the newest frame number of a sender record, extended (sender_seen) */
 	uint32_t sender_seen;
@@ -246,6 +250,18 @@ GI_HD static inline uint64_t gi_stream_run_bytes(const struct gi_stream_rt *st, 
 	if (last_index + 1 >= st->data_packets && last_index + 1 - st->data_packets < n)
 		b -= st->payload_bytes - st->last_bytes;
 	return b;
+}
+
+/*
+ * The frame slot's packets as configured: an HSB stream that learns its
+ * frame end (rocev2.frame_end: auto) has a bit for a record of its own
+ * whatever its epoch learned.  What the parser is given, so that a packet
+ * parses the same before and after the stream learns (the phased executor
+ * parses a batch before sequencing it, the serial path packet by packet).
+ */
+GI_HD static inline uint32_t gi_stream_slot_packets(const struct gi_stream_rt *st)
+{
+	return st->format == GI_FORMAT_ROCEV2 && gi_fmt_rocev2_end_auto(&st->fp) ? st->data_packets + 1 : st->packets;
 }
 
 /* Geometry the hot path derives from the configuration, once per epoch. */

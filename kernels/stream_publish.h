@@ -40,7 +40,7 @@ GI_HD static inline void gi_mirror_copy(struct gi_stream_rt *st, const struct gi
 	m->sensor_id = s->sensor_id;
 	m->sensor_frame = s->sensor_frame;
 	m->sender = s->sender;
-	for (uint32_t w = 0; w < gi_frame_bitmap_words(st->packets); w++)
+	for (uint32_t w = 0; w < gi_frame_bitmap_words(gi_stream_slot_packets(st)); w++)
 		mbm[w] = bm[w];
 }
 

@@ -80,7 +80,9 @@ GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_
 	s->sender.kind = GI_SENDER_NONE;
 	s->sender.crc_state = GI_CRC_UNCHECKED;
 	s->sender.crc_acc = 0;
-	for (uint32_t w = 0; w < gi_frame_bitmap_words(st->packets); w++)
+	/* the slot's every word: an epoch that learned the embedded form counts one bit fewer, and
+	 * must not leave a record's bit of an earlier epoch behind */
+	for (uint32_t w = 0; w < gi_frame_bitmap_words(gi_stream_slot_packets(st)); w++)
 		bm[w] = 0;
 	s->state = GI_FRAME_FILLING;
 }
@@ -94,6 +96,13 @@ GI_HD static inline void gi_stream_start(struct gi_stream_rt *st, uint64_t frame
 {
 	uint64_t back = GI_MIN(frame, (uint64_t)(st->window - 1));
 
+	/* rocev2.frame_end auto: every epoch learns the record's form anew (a
+	 * restarted sender may be another one); until it has, a frame keeps
+	 * room for a record of its own, its PSN and the slot's last bit */
+	if (st->format == GI_FORMAT_ROCEV2 && gi_fmt_rocev2_end_auto(&st->fp)) {
+		st->packets = st->data_packets + 1;
+		st->end_unknown = 1;
+	}
 	gi_stream_derive(st);
 	st->started = 1;
 	st->max_frame = frame;
@@ -271,7 +280,8 @@ GI_HD static inline int gi_stream_parse_ex(const struct gi_stream_rt *st, const 
 		return gi_fmt_vita49_parse(&st->fp, u, l4->payload_len, avail, pi);
 	case GI_FORMAT_ROCEV2:
 		/* the ICRC covers the payload: seg1 (buffer split) is read too */
-		return gi_fmt_rocev2_parse(&st->fp, pkt, hdr_len, seg1, l4, st->packets, st->payload_bytes, icrc_now, pi);
+		return gi_fmt_rocev2_parse(&st->fp, pkt, hdr_len, seg1, l4, gi_stream_slot_packets(st),
+					   st->payload_bytes, icrc_now, pi);
 	case GI_FORMAT_CUSTOM:
 		return gi_fmt_custom_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes,
 					   st->last_bytes, pi);
@@ -296,6 +306,52 @@ enum gi_seq_result {
 };
 
 /*
+ * rocev2.frame_end auto: which form HSB's record takes, learned from packet
+ * `pi` of a started epoch whose form is still unknown (gi_seq_locate,
+ * before any check that depends on it).  A record says it outright: no data
+ * before it is a packet of its own, data is the embedded form.  A data
+ * packet's RETH says it from the epoch's second frame on, where the two
+ * forms give different places: its offset is checked against the PSN's
+ * place with a record packet per frame (data_packets + 1 PSNs) and without
+ * (data_packets); when exactly one explains it, that is the form.  So a
+ * lost first record does not stall learning; in the first frame both
+ * agree and the packet teaches nothing.  Learning "packet" keeps what the
+ * epoch assumed.  Learning "embedded" takes the record's PSN out of the
+ * frame: `packets` and its divisor become data_packets, and the frames
+ * open in the window (opened expecting data_packets + 1) expect that many.
+ * Runs in the serial steps only: the run (gi_seq_fast_place) declines
+ * while the form is unknown.
+ */
+GI_HD static inline void gi_stream_learn_end(struct gi_stream_rt *st, const struct gi_pkt_info *pi)
+{
+	uint32_t embedded;
+
+	if (pi->meta) {
+		embedded = pi->payload_len != 0;
+	} else if (pi->has_offset) {
+		int with_record = gi_fmt_rocev2_check_va(&st->fp, pi, 1, st->seq_max, st->seq_origin,
+							 st->data_packets + 1, st->payload_bytes) == 0;
+		int without = gi_fmt_rocev2_check_va(&st->fp, pi, 1, st->seq_max, st->seq_origin, st->data_packets,
+						     st->payload_bytes) == 0;
+		if (with_record == without)
+			return; /* both (the first frame) or neither (a bad VA, left to check_va) */
+		embedded = without;
+	} else {
+		return; /* no RETH: its place is its PSN's, whichever form */
+	}
+	st->end_unknown = 0;
+	if (!embedded)
+		return;
+	st->packets = st->data_packets;
+	gi_div_init(&st->div_packets, st->packets);
+	for (uint64_t f = st->next_pub; f <= st->max_frame && f < st->next_pub + st->window; f++) {
+		struct gi_frame_slot *s = gi_stream_slot(st, f);
+		if (gi_frame_is_open(s, f))
+			s->expected = st->packets;
+	}
+}
+
+/*
  * Step 1.  The checks that depend on the stream's state, in the serial
  * order (rocev2 VA, geometry, lateness, index), then the window push.
  * GI_SEQ_PLACE with frame and index set, or GI_SEQ_DONE (late counted here, or a
@@ -306,6 +362,8 @@ GI_HD static inline int gi_seq_locate(struct gi_stream_rt *st, const struct gi_p
 {
 	*drop = GI_DROP__COUNT;
 	if (st->format == GI_FORMAT_ROCEV2) {
+		if (st->end_unknown && st->started) /* frame_end auto, not yet learned: rare, one branch */
+			gi_stream_learn_end(st, pi);
 		int why = gi_fmt_rocev2_check_va(&st->fp, pi, st->started, st->seq_max, st->seq_origin, st->packets,
 						 st->payload_bytes);
 		if (why) {

@@ -119,6 +119,26 @@ static uint64_t hsb_page_bytes(const struct gi_sim_rocev2_cfg *r, const struct g
 	return r->page_bytes ? r->page_bytes : gi_hsb_align(hsb_frame_bytes(st)) + GI_HSB_META_BYTES;
 }
 
+/* Does a frame's record go in a packet of its own (its own PSN, so one more packet per frame)? */
+static int hsb_own_packet(const struct gi_sim_stream *st)
+{
+	return st->ppf > st->data;
+}
+
+/*
+ * HSB's software emulator (rocev2_transmitter.cpp) appends the record to
+ * the frame's last data packet only when this holds, with `last` the last
+ * data chunk, `zeros` the padding up to the record's 128-aligned offset:
+ * last + zeros + 128 + 4 + 128 <= payload (the immediate's 4, and 128 more
+ * of slack its own code keeps); else it sends the record as the FPGA does.
+ */
+static int hsb_emulator_embeds(const struct gi_sim_stream *st)
+{
+	uint64_t fb = hsb_frame_bytes(st);
+	uint64_t zeros = gi_hsb_align(fb) - fb;
+	return st->last + zeros + GI_HSB_META_BYTES + GI_ROCEV2_IMM_LEN + GI_HSB_META_BYTES <= st->payload;
+}
+
 static int hsb_stream(struct gi_sim *sim, struct gi_sim_stream *st)
 {
 	struct gi_sim_cfg *c = &sim->cfg;
@@ -139,14 +159,10 @@ static int hsb_stream(struct gi_sim *sim, struct gi_sim_stream *st)
 			(unsigned long long)(gi_hsb_align(fb) + GI_HSB_META_BYTES));
 		return -1;
 	}
-	if (r->hsb_form == 0) {
+	/* the FPGA always sends the record on its own; the emulator unless it fits the last data packet */
+	if (r->hsb_form == 0 || !hsb_emulator_embeds(st)) {
 		st->ppf = st->data + 1; /* the frame-end packet takes a PSN of its own */
 		st->total = c->frames ? c->frames * st->ppf : UINT64_MAX;
-	} else if (gi_hsb_align(fb) - (uint64_t)(st->data - 1) * st->payload + GI_HSB_META_BYTES > st->payload) {
-		fprintf(stderr, "gpuingest-sim: stream %u: the emulator appends the record only when it fits: %u bytes "
-			"of the last packet, padded to 128, plus 128 exceed --payload %u (use --hsb-form fpga, or a frame "
-			"whose last packet is shorter)\n", st->id, st->last, st->payload);
-		return -1;
 	}
 	/* what an HSB stream can carry: a geometry variant would read as rocev2_bounds on a last packet */
 	st->mal_kinds = 1u << GI_SIM_MAL_IP | 1u << GI_SIM_MAL_TRUNCATED | 1u << GI_SIM_MAL_VERSION |
@@ -187,14 +203,15 @@ static uint32_t hsb_build(const struct gi_sim *sim, struct gi_sim_stream *st, co
 	uint32_t psn = p->seq & (emu ? 0xfffffu : GI_ROCEV2_QP_MASK); /* the emulator masks PSNs to 20 bits */
 	uint32_t page = (uint32_t)((r->first_page + k) % r->pages);
 	uint32_t plen = gi_sim_plen(st, idx);
-	int meta = emu ? idx + 1 == st->data : idx == st->data; /* the packet that ends the frame */
+	int own = hsb_own_packet(st);
+	int meta = own ? idx == st->data : idx + 1 == st->data; /* the packet that ends the frame */
 	uint64_t va = base_va + (uint64_t)page * hsb_page_bytes(r, st) + (uint64_t)idx * st->payload;
 	uint64_t seed = gi_pattern_seed((uint16_t)st->roce_qp, p->frame - sim->cfg.frame_start);
 	uint32_t data = plen; /* bytes before the record */
 
-	if (meta && !emu)
+	if (meta && own)
 		va = base_va + (uint64_t)page * hsb_page_bytes(r, st) + gi_hsb_align(fb);
-	if (meta && emu)
+	if (meta && !own)
 		data = (uint32_t)(gi_hsb_align(fb) - (uint64_t)idx * st->payload); /* the data, zero-padded to 128 */
 	uint32_t len = data + (meta ? GI_HSB_META_BYTES : 0u);
 	uint8_t op = GI_ROCEV2_UC | (meta ? GI_ROCEV2_WRITE_ONLY_IMM : GI_ROCEV2_WRITE_ONLY);
@@ -236,9 +253,12 @@ static uint32_t hsb_build(const struct gi_sim *sim, struct gi_sim_stream *st, co
 	memset(x + plen, 0, data - plen);
 	if (meta) {
 		uint8_t *m = x + data;
-		uint32_t crc = hsb_frame_crc(st, k, seed);
-		if (r->bad_crc_every && k % r->bad_crc_every == r->bad_crc_every - 1)
-			crc ^= 0x80000000u;
+		uint32_t crc = 0; /* the emulator never writes its record's CRC */
+		if (!emu) {
+			crc = hsb_frame_crc(st, k, seed);
+			if (r->bad_crc_every && k % r->bad_crc_every == r->bad_crc_every - 1)
+				crc ^= 0x80000000u;
+		}
 		memset(m, 0, GI_HSB_META_BYTES);
 		gi_put_be32(m + GI_HSB_META_FLAGS, 0);
 		gi_put_be32(m + GI_HSB_META_PSN, psn);
@@ -246,7 +266,7 @@ static uint32_t hsb_build(const struct gi_sim *sim, struct gi_sim_stream *st, co
 		gi_put_be64(m + GI_HSB_META_SOF_S, 1700000000ull + k);
 		gi_put_be32(m + GI_HSB_META_SOF_NS, (uint32_t)(k * 1000u % 1000000000u));
 		gi_put_be64(m + GI_HSB_META_BYTES_WRITTEN, fb);
-		gi_put_be32(m + GI_HSB_META_FRAME, p->frame & 0xffffu);
+		gi_put_be32(m + GI_HSB_META_FRAME, emu ? p->frame : p->frame & 0xffffu); /* the emulator's is 32-bit */
 		gi_put_be64(m + GI_HSB_META_META_S, 1700000000ull + k);
 		gi_put_be32(m + GI_HSB_META_META_NS, (uint32_t)(k * 1000u % 1000000000u) + 1000000u);
 	}

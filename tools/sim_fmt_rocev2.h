@@ -56,19 +56,24 @@ enum {
 	"page, carrying HSB's 128-byte big-endian record (frame number, PTP times, CRC,\n"   \
 	"bytes written).  --payload is HSB's ((MTU - 74) / 128) * 128 (1408 at 1500).\n"   \
 	"  --hsb-form FORM         fpga (default: the record in a packet of its own at\n"  \
-	"                          roundup(frame bytes, 128), 24-bit PSNs, BTH resv 0) or\n" \
-	"                          emulator (HSB's software emulator: the record appended\n" \
-	"                          to the last data packet, zero-padded to 128, 20-bit\n"  \
-	"                          PSNs, BTH resv 0xFF)\n"                                 \
+	"                          roundup(frame bytes, 128), its own PSN, 24-bit PSNs,\n" \
+	"                          BTH resv 0) or emulator (HSB's software emulator:\n"   \
+	"                          20-bit PSNs, BTH resv 0xFF, record CRC 0, a 32-bit\n"  \
+	"                          frame number; the record appended to the last data\n"  \
+	"                          packet, zero-padded to 128, when last + padding +\n"   \
+	"                          128 + 4 + 128 <= payload, else a packet of its own as\n" \
+	"                          the FPGA's: 1920x1080 RAW10 at MTU 1500)\n"            \
 	"  --pages N               the host's pages, frames go round them (default 2)\n"  \
 	"  --first-page P          the first frame's page (default 1)\n"                  \
 	"  --page-bytes B          VA distance between pages (default roundup(frame\n"    \
 	"                          bytes, 128) + 128, HSB's own page_inc)\n"            \
 	"  --bad-crc-every N       every Nth frame's record carries a wrong frame CRC\n"  \
+	"                          (fpga; the emulator's is always 0)\n"                 \
 	"  --mtu M                 --payload as HSB derives it: ((M - 74) / 128) * 128\n" \
-	"  Record: frame number (--frame-start + k) & 0xffff, start of frame PTP\n"         \
-	"  (1700000000 + k) s + k us, record time 1 ms later, CRC ~crc32(frame) (zlib),\n" \
-	"  bytes written = frame bytes (k: frames since the first).  Malformed variants:\n" \
+	"  Record: frame number (--frame-start + k) & 0xffff (emulator: 32 bits), start\n" \
+	"  of frame PTP (1700000000 + k) s + k us, record time 1 ms later, CRC\n"          \
+	"  ~crc32(frame) (zlib; emulator: 0), bytes written = frame bytes (k: frames\n"   \
+	"  since the first).  Malformed variants:\n"                                       \
 	"  ip truncated version length rocev2_icrc rocev2_opcode rocev2_va rocev2_rkey\n"  \
 	"  rocev2_bounds.\n"
 

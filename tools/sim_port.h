@@ -142,7 +142,8 @@ struct gi_sim_stream {
 	uint32_t payload;        /* payload bytes per packet of this stream */
 	uint32_t last;           /* ... of its frames' last data packet (--frame-bytes), else payload */
 	uint32_t data;           /* packets of a frame with data: ppf, or ppf - 1 when a frame-end packet
-				  * of its own follows them (hsb, FPGA form) */
+				  * of its own follows them (hsb: the FPGA's form, and the emulator's when
+				  * the record does not fit the last data packet) */
 	bool hsb;                /* --format hsb: a Holoscan Sensor Bridge stream (rocev2, sim_fmt_rocev2.c) */
 	uint64_t bytes_unique;   /* payload bytes of the unique packets sent (not dropped on purpose) */
 	uint64_t crc_frame;      /* hsb: the frame whose CRC crc holds, +1 (0: none) */

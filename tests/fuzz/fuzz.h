@@ -127,7 +127,7 @@ static inline void fz_rocev2_params(struct fz *z, struct gi_format_params *fp)
 	rp.has_rkey = fz_u8(z) & 1;
 	rp.rkey = fz_u32(z) % 4;
 	rp.profile = rp.placement ? fz_u8(z) & 1 : 0;
-	rp.frame_end = fz_u8(z) & 1;
+	rp.frame_end = fz_u8(z) % 3; /* packet, embedded, auto */
 	gi_fmt_rocev2_set(fp, &rp);
 }
 

@@ -31,6 +31,8 @@ static inline int fz_format_one(uint32_t format, const uint8_t *data, size_t siz
 	st.last_bytes = fz_payload(&z, st.payload_bytes);
 	st.data_packets = st.packets - (fz_u8(&z) & 1 && st.packets > 1); /* a frame-end packet of its own, or not */
 	fz_format_params(&z, &st.fp, format);
+	if (format == GI_FORMAT_ROCEV2 && gi_fmt_rocev2_end_auto(&st.fp))
+		st.packets = st.data_packets + 1; /* as the daemon sizes it: a bit for a record packet of its own */
 	st.started = fz_u8(&z) & 1;
 	st.seq_max = fz_u64(&z);
 	st.seq_origin = fz_u64(&z);

@@ -810,6 +810,49 @@ static void test_rocev2_streams(void **state)
 		      1, "t.yaml:13:21: streams[0].match.dst_qp: 16777216 is out of range (allowed: 0..16777215)");
 }
 
+/*
+ * HSB's record: rocev2.frame_end auto by default (every rocev2 stream
+ * carries the value; only profile hsb reads it), strict packet and embedded
+ * on request; a frame slot has a bit for a record packet of its own unless
+ * the stream is told the record is embedded.
+ */
+static void test_rocev2_frame_end(void **state)
+{
+	(void)state;
+#define HSB_STREAM(NAME, QP, EXTRA)                                                                        \
+	"  - name: " NAME "\n"                                                                            \
+	"    port: sensor0\n"                                                                             \
+	"    format: rocev2\n"                                                                            \
+	"    match: {dst_qp: " QP "}\n"                                                                   \
+	"    frame: {payload_bytes: 1408, bytes: 100000}\n"                                               \
+	"    rocev2: {profile: hsb, placement: va, close_on: imm" EXTRA "}\n"
+	expect_ok(BASE "streams:\n" HSB_STREAM("auto", "1", "") HSB_STREAM("own", "2", ", frame_end: packet")
+		       HSB_STREAM("emb", "3", ", frame_end: embedded") HSB_STREAM("either", "4", ", frame_end: auto")
+		  "  - name: plain\n"
+		  "    port: sensor0\n"
+		  "    format: rocev2\n"
+		  "    match: {dst_qp: 5}\n"
+		  "    frame: {packets: 8, payload_bytes: 1024}\n");
+#undef HSB_STREAM
+	const int want[] = { GI_ROCEV2_END_AUTO, GI_ROCEV2_END_PACKET, GI_ROCEV2_END_EMBEDDED, GI_ROCEV2_END_AUTO,
+			     GI_ROCEV2_END_AUTO };
+	const uint32_t slot[] = { 73, 73, 72, 73, 8 }; /* 72 data packets (+ the record's own) */
+	for (uint32_t i = 0; i < 5; i++) {
+		assert_int_equal(cfg->streams[i].rocev2.frame_end, want[i]);
+		assert_int_equal(gi_cfg_slot_packets(&cfg->streams[i]), slot[i]);
+	}
+	gi_config_free(cfg);
+	expect_errors(BASE "streams:\n"
+			   "  - name: x\n"
+			   "    port: sensor0\n"
+			   "    format: rocev2\n"
+			   "    match: {dst_qp: 1}\n"
+			   "    frame: {payload_bytes: 1408, bytes: 100000}\n"
+			   "    rocev2: {profile: hsb, placement: va, close_on: imm, frame_end: sometimes}\n",
+		      1, "t.yaml:15:69: streams[0].rocev2.frame_end: 'sometimes' is not a valid value (allowed: auto, "
+			 "packet, embedded)");
+}
+
 static void test_multiple_errors(void **state)
 {
 	(void)state;
@@ -1095,6 +1138,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stream_queue),
 		cmocka_unit_test(test_flow_options),
 		cmocka_unit_test(test_rocev2_streams),
+		cmocka_unit_test(test_rocev2_frame_end),
 		cmocka_unit_test(test_multiple_errors),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_no_errf),

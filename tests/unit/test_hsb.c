@@ -7,12 +7,17 @@
  *    with immediate (0x2B) as a packet of its own and appended to the last
  *    data packet, the immediate's page, HSB's big-endian record, and every
  *    refusal: rkey, bounds (page, offset, a record where it does not
- *    belong), a runt record;
+ *    belong), a runt record; rocev2.frame_end auto taking either form
+ *    where the strict forms refuse the other;
  *  - the executor on a stream the daemon joins in the middle of a frame,
  *    with loss and duplicates, PSNs and the record's 16-bit frame number
- *    wrapping: serial and phased paths byte-identical (exec_fixture.h),
- *    the slots' sender records as sent, every packet accounted for
- *    (placed + metadata + lost == unique sent).
+ *    wrapping, in both forms, each with its strict frame_end and with
+ *    auto: serial and phased paths byte-identical (exec_fixture.h), the
+ *    slots' sender records as sent, every packet accounted for (placed +
+ *    metadata + lost == unique sent);
+ *  - frame_end auto learning the form per epoch: from the first record,
+ *    or from the second frame's VAs when that record is lost, and anew
+ *    after a sender restart.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -235,6 +240,34 @@ static void test_refusals(void **state)
 	assert_int_equal(parse(&fe, b, rp_build(b, &r), &pi), 0);
 	r.zpad += 128;
 	assert_int_equal(parse(&fe, b, rp_build(b, &r), &pi), GI_DROP_ROCEV2_BOUNDS);
+	/* frame_end auto takes either form where the strict ones refuse the other; only with profile hsb is
+	 * auto the learning kind (every rocev2 stream carries the default) */
+	struct gi_format_params fa = params(GI_ROCEV2_END_AUTO, 1);
+	assert_true(gi_fmt_rocev2_end_auto(&fa));
+	assert_false(gi_fmt_rocev2_end_auto(&fp));
+	assert_false(gi_fmt_rocev2_end_auto(&fe));
+	struct gi_fmt_rocev2_params plain = gi_fmt_rocev2(&fa);
+	plain.profile = GI_ROCEV2_PROFILE_NONE;
+	struct gi_format_params fnone = fa;
+	gi_fmt_rocev2_set(&fnone, &plain);
+	assert_false(gi_fmt_rocev2_end_auto(&fnone));
+	r.zpad -= 128; /* the appended record above, well formed again */
+	assert_int_equal(parse(&fa, b, rp_build(b, &r), &pi), 0);
+	assert_int_equal(pi.meta, 1);
+	assert_int_equal(pi.payload_len, LAST);
+	assert_int_equal(pi.byte_off, (DATA - 1) * PAYLOAD);
+	assert_int_equal(parse(&fp, b, rp_build(b, &r), &pi), GI_DROP_ROCEV2_BOUNDS);
+	struct rp own = { .opcode = GI_ROCEV2_UC | GI_ROCEV2_WRITE_ONLY_IMM, .qp = QP, .psn = 5, .plen = 0,
+			  .va = BASE + PAGE + META_OFF, .pad = -1, .rkey = RKEY, .meta = m, .imm = 5u << 12 | 1u };
+	assert_int_equal(parse(&fa, b, rp_build(b, &own), &pi), 0);
+	assert_int_equal(pi.meta, 1);
+	assert_int_equal(pi.payload_len, 0);
+	assert_int_equal(pi.byte_off, DATA * PAYLOAD); /* the slot's last index: DATA of DATA + 1 */
+	assert_int_equal(parse(&fe, b, rp_build(b, &own), &pi), GI_DROP_ROCEV2_BOUNDS);
+	own.va -= 128; /* auto or not, a record of its own goes at roundup(frame bytes, 128) only */
+	assert_int_equal(parse(&fa, b, rp_build(b, &own), &pi), GI_DROP_ROCEV2_BOUNDS);
+	r.zpad += 128; /* ... and an appended one ends there */
+	assert_int_equal(parse(&fa, b, rp_build(b, &r), &pi), GI_DROP_ROCEV2_BOUNDS);
 	/* a WRITE with immediate too short to hold a record */
 	struct rp runt = { .opcode = GI_ROCEV2_UC | GI_ROCEV2_WRITE_ONLY_IMM, .qp = QP, .psn = 5, .plen = 64,
 			   .va = BASE + PAGE + META_OFF, .pad = -1, .rkey = RKEY, .imm = 5u << 12 | 1u };
@@ -243,12 +276,16 @@ static void test_refusals(void **state)
 
 /* ---- through the executor ---- */
 
+/* conf.arg: the stream's rocev2.frame_end (0: packet) */
 static void hsb_stream(struct exec_fixture *f, int s)
 {
 	struct gi_stream_rt *st = &f->st[s];
-	st->fp = params(GI_ROCEV2_END_PACKET, 1);
+	uint32_t frame_end = (uint32_t)f->conf.arg;
+	st->fp = params(frame_end, 1);
 	st->fp.resync_frames = 1000;
-	st->data_packets = DATA; /* the slot's last bit is the record's packet */
+	st->data_packets = DATA;
+	/* as the daemon configures it: the slot's last bit is a record packet's (auto: until learned) */
+	st->packets = frame_end == GI_ROCEV2_END_EMBEDDED ? DATA : DATA + 1;
 	st->last_bytes = LAST;
 	st->ring->frame_bytes = FRAME_BYTES;
 	exf_map_port(f, s, GI_ROCEV2_UDP_PORT);
@@ -266,21 +303,27 @@ static uint32_t rnd(void)
 	return (uint32_t)(rng >> 33);
 }
 
-static void test_stream_joined_mid_frame(void **state)
+/*
+ * The sender in one form (embedded: the record rides on the last data
+ * packet, else it is a packet of its own) into a stream with `frame_end`.
+ */
+static void joined_mid_frame(uint32_t frame_end, int embedded)
 {
-	(void)state;
 	enum { FRAMES = 300, FIRST = 3 }; /* the daemon's first packet: frame 0's index 3 */
+	struct exf_conf conf = hsb_conf;
+	uint32_t ppf = embedded ? DATA : DATA + 1; /* PSNs per frame */
+	conf.arg = frame_end;
 	for (int seed = 1; seed <= 6; seed++) {
 		g_frame_crc = seed > 4; /* the last two: frames checked against the record's CRC */
-		struct exec_fixture *f = exf_new(&hsb_conf);
+		struct exec_fixture *f = exf_new(&conf);
 		f->twin_gpu_form = seed % 2;
 		uint8_t b[PKT_MAX];
 		uint64_t unique = 0, lost_on_purpose = 0, dups = 0, meta_sent = 0;
 		uint32_t psn0 = 0xffffff - 700; /* PSNs wrap at 2^24 during the run */
 		rng = (uint64_t)seed;
 		for (uint64_t k = 0; k < FRAMES; k++) {
-			for (uint32_t idx = 0; idx <= DATA; idx++) {
-				uint64_t n = k * (DATA + 1) + idx;
+			for (uint32_t idx = 0; idx < ppf; idx++) {
+				uint64_t n = k * ppf + idx;
 				if (n < FIRST)
 					continue; /* before the daemon joined: never seen, never counted */
 				unique++;
@@ -289,8 +332,9 @@ static void test_stream_joined_mid_frame(void **state)
 					lost_on_purpose++;
 					continue;
 				}
-				meta_sent += idx == DATA;
-				uint32_t len = hsb_pkt(b, idx, k, (uint32_t)((1 + k) % PAGES), psn0 + (uint32_t)n, 0);
+				meta_sent += idx == DATA; /* a record packet of its own (never in the embedded form) */
+				uint32_t page = (uint32_t)((1 + k) % PAGES);
+				uint32_t len = hsb_pkt(b, idx, k, page, psn0 + (uint32_t)n, embedded);
 				queue_raw(f, b, len);
 				if (rnd() % 100 < 3) {
 					queue_raw(f, b, len);
@@ -310,6 +354,8 @@ static void test_stream_joined_mid_frame(void **state)
 		assert_int_equal(st->c.lost, lost_on_purpose + FIRST);
 		assert_int_equal(st->c.duplicates + st->c.late, dups);
 		assert_int_equal(st->c.metadata, meta_sent);
+		assert_int_equal(st->packets, ppf); /* auto: learned, whether from frame 0's record or frame 1 */
+		assert_int_equal(st->end_unknown, 0);
 		assert_true(st->c.frames[GI_FRAMES_COMPLETE] > FRAMES * 3 / 4 - (g_frame_crc ? FRAMES / 7 : 0));
 		/* every 7th frame's record carries a wrong CRC: the complete ones among them are corrupt */
 		if (g_frame_crc)
@@ -339,7 +385,7 @@ static void test_stream_joined_mid_frame(void **state)
 			assert_int_equal(s->sender.crc_state, g_frame_crc ? GI_CRC_OK : GI_CRC_UNCHECKED);
 			assert_int_equal(s->first_ts_ns, (1700000000ull + k) * 1000000000ull + k * 3);
 			assert_int_equal(s->sender.sof_ns, s->first_ts_ns);
-			assert_int_equal(s->expected, DATA + 1);
+			assert_int_equal(s->expected, ppf);
 			assert_int_equal(gi_pattern_mismatches(gi_frame_payload(st->ring, s),
 							       gi_pattern_seed(QP & 0xffff, (uint32_t)k), 0, FRAME_BYTES), 0);
 		}
@@ -347,6 +393,139 @@ static void test_stream_joined_mid_frame(void **state)
 		exf_free(f);
 	}
 	g_frame_crc = 0;
+}
+
+static void test_stream_joined_mid_frame(void **state)
+{
+	(void)state;
+	joined_mid_frame(GI_ROCEV2_END_PACKET, 0);
+	joined_mid_frame(GI_ROCEV2_END_AUTO, 0);
+	joined_mid_frame(GI_ROCEV2_END_EMBEDDED, 1);
+	joined_mid_frame(GI_ROCEV2_END_AUTO, 1);
+}
+
+/* The sum of the executor's drop counters. */
+static uint64_t drops(const struct exec_fixture *f)
+{
+	uint64_t n = 0;
+	for (int r = 0; r < GI_DROP__COUNT; r++)
+		n += f->ctr.drops[r];
+	return n;
+}
+
+/*
+ * frame_end auto learns the form from the epoch's first frame end; when
+ * that record is lost, from the second frame's first VA, which only one
+ * form explains.  Every frame after it is complete, in batches of any size,
+ * and the phased twin (host and GPU forms) agrees after every batch; once
+ * learned, the phased executor takes the stream's batches as runs again.
+ */
+static void auto_learns(int embedded, int lose_first_record, uint32_t batch, uint32_t gpu_form)
+{
+	enum { FRAMES = 40 };
+	struct exf_conf conf = hsb_conf;
+	conf.arg = GI_ROCEV2_END_AUTO;
+	struct exec_fixture *f = exf_new(&conf);
+	const struct gi_stream_rt *st = &f->st[0];
+	uint32_t ppf = embedded ? DATA : DATA + 1, lose = (uint32_t)lose_first_record;
+	uint64_t meta_sent = 0;
+	uint8_t b[PKT_MAX];
+
+	f->twin_gpu_form = gpu_form;
+	for (uint64_t k = 0; k < FRAMES; k++) {
+		for (uint32_t idx = 0; idx < ppf; idx++) {
+			int record = idx + 1 == ppf;
+			if (lose && k == 0 && record)
+				continue; /* frame 0's record */
+			meta_sent += record && !embedded;
+			uint32_t psn = 77 + (uint32_t)(k * ppf + idx);
+			queue_raw(f, b, hsb_pkt(b, idx, k, (uint32_t)((1 + k) % PAGES), psn, embedded));
+			if (f->n == batch)
+				flush_batch(f);
+			if (batch > 1 || k > 1)
+				continue;
+			/* packet by packet: known at the first record, or (lost) at frame 1's first packet */
+			int known = k == 1 || (!lose && record);
+			assert_int_equal(st->end_unknown, !known);
+			assert_int_equal(st->packets, known ? ppf : DATA + 1);
+		}
+	}
+	if (f->n)
+		flush_batch(f);
+	exf_flush(f, 0, f->now);
+	assert_int_equal(drops(f), 0);
+	assert_int_equal(st->end_unknown, 0);
+	assert_int_equal(st->packets, ppf);
+	assert_int_equal(st->epochs, 1);
+	/* a lost record leaves its frame partial: one packet short, whichever the form */
+	assert_int_equal(st->c.frames[GI_FRAMES_COMPLETE], FRAMES - lose);
+	assert_int_equal(st->c.frames[GI_FRAMES_PARTIAL], lose);
+	assert_int_equal(st->c.lost, lose);
+	assert_int_equal(st->c.packets, FRAMES * DATA - (uint64_t)(lose && embedded));
+	assert_int_equal(st->c.metadata, meta_sent);
+	assert_int_equal(accounted(f), f->fed);
+	for (uint64_t fr = st->next_pub - 3; fr < st->next_pub; fr++) {
+		struct gi_frame_slot *s = gi_frame_slot_at(st->ring, fr);
+		uint64_t seed = gi_pattern_seed(QP & 0xffff, (uint32_t)(fr - st->frame_base));
+		assert_int_equal(s->state, GI_FRAME_COMPLETE);
+		assert_int_equal(s->expected, ppf);
+		assert_int_equal(s->sender.kind, GI_SENDER_HSB);
+		assert_int_equal(gi_pattern_mismatches(gi_frame_payload(st->ring, s), seed, 0, FRAME_BYTES), 0);
+	}
+	if (batch > 1)
+		assert_true(f->twin_runs > 0); /* the fast path is back once the form is known */
+	exf_free(f);
+}
+
+static void test_auto_learns_the_form(void **state)
+{
+	(void)state;
+	static const uint32_t batch[] = { 1, 4, 7, 32 };
+	for (int embedded = 0; embedded < 2; embedded++)
+		for (int lose = 0; lose < 2; lose++)
+			for (uint32_t bi = 0; bi < sizeof(batch) / sizeof(batch[0]); bi++)
+				auto_learns(embedded, lose, batch[bi], bi & 1);
+}
+
+/*
+ * A sender restart (a PSN jump beyond resync_frames) starts a new epoch,
+ * which learns the form anew: an FPGA's stream, then the emulator's
+ * embedded records on the same stream.
+ */
+static void test_auto_relearns_after_restart(void **state)
+{
+	(void)state;
+	enum { FRAMES = 12 };
+	struct exf_conf conf = hsb_conf;
+	conf.arg = GI_ROCEV2_END_AUTO;
+	struct exec_fixture *f = exf_new(&conf);
+	const struct gi_stream_rt *st = &f->st[0];
+	uint8_t b[PKT_MAX];
+	uint64_t k = 0;
+	for (int embedded = 0; embedded < 2; embedded++) {
+		uint32_t ppf = embedded ? DATA : DATA + 1, psn0 = embedded ? 0x800000u : 10u;
+		for (uint64_t j = 0; j < FRAMES; j++, k++) {
+			for (uint32_t idx = 0; idx < ppf; idx++) {
+				uint32_t psn = psn0 + (uint32_t)(j * ppf + idx);
+				queue_raw(f, b, hsb_pkt(b, idx, k, (uint32_t)(k % PAGES), psn, embedded));
+				if (f->n == 9)
+					flush_batch(f);
+			}
+		}
+		if (f->n)
+			flush_batch(f);
+		assert_int_equal(st->epochs, 1 + embedded);
+		assert_int_equal(st->end_unknown, 0);
+		assert_int_equal(st->packets, ppf);
+	}
+	exf_flush(f, 0, f->now);
+	assert_int_equal(drops(f), 0);
+	assert_int_equal(st->c.resyncs, 1);
+	assert_int_equal(st->c.frames[GI_FRAMES_COMPLETE], 2 * FRAMES);
+	assert_int_equal(st->c.lost, 0);
+	assert_int_equal(st->c.metadata, FRAMES);
+	assert_int_equal(accounted(f), f->fed);
+	exf_free(f);
 }
 
 /*
@@ -393,6 +572,8 @@ int main(void)
 		cmocka_unit_test(test_write_only_by_va),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_stream_joined_mid_frame),
+		cmocka_unit_test(test_auto_learns_the_form),
+		cmocka_unit_test(test_auto_relearns_after_restart),
 		cmocka_unit_test(test_crc_pieces),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
