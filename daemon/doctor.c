@@ -1,7 +1,8 @@
 /*
  * doctor.c — `gpuingestd --doctor` (doctor.h): the framework, what a config
- * needs, and the checks that read procfs, the driver and the unit file.
- * PCI devices are doctor_pci.c's.
+ * needs (or, without one, what GPUDirect ingest needs), and the checks that
+ * read procfs, the driver and the unit file.  PCI devices are doctor_pci.c's.
+ * Called once from main(), single-threaded.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -174,8 +175,13 @@ static void derive_needs(struct gi_doctor *d)
 	const struct gi_config *cfg = d->cfg;
 	struct gi_dr_needs *n = &d->need;
 	memset(n, 0, sizeof(*n));
-	if (!cfg)
+	if (!cfg) {
+		/* "can this box do GPUDirect ingest?": judge it as a config with a device pool
+		 * on GPU 0 would be judged; the NICs are found on the box (doctor_pci.c) */
+		n->gpu = n->peermem = true;
+		snprintf(n->gpu_dev, sizeof(n->gpu_dev), "0");
 		return;
+	}
 	n->have_config = true;
 	n->gpu = cfg->executor.backend == GI_BACKEND_CUDA || cfg->executor.backend == GI_BACKEND_GPUDEV;
 	n->persistent = cfg->executor.mode == GI_EXEC_PERSISTENT;
@@ -321,11 +327,13 @@ static void check_gpu_driver(struct gi_doctor *d)
 {
 	char buf[512];
 	if (gi_dr_read(d, "/proc/driver/nvidia/version", buf, sizeof(buf)) < 0) {
-		gi_dr_add(d, "gpu.driver", d->need.gpu ? GI_DR_FAIL : GI_DR_OK,
-			  d->need.gpu ? "install the NVIDIA driver (and nvidia-persistenced), then reboot or modprobe nvidia"
-				      : NULL,
-			  d->need.gpu ? "no NVIDIA driver loaded (/proc/driver/nvidia/version missing)"
-				      : "no NVIDIA driver loaded; this config does not need one");
+		if (d->need.gpu)
+			gi_dr_add(d, "gpu.driver", GI_DR_FAIL,
+				  "install the NVIDIA driver (and nvidia-persistenced), then reboot or modprobe nvidia",
+				  "no NVIDIA driver loaded (/proc/driver/nvidia/version missing)%s",
+				  d->need.have_config ? "" : ": GPUDirect ingest needs it");
+		else
+			gi_dr_add(d, "gpu.driver", GI_DR_OK, NULL, "no NVIDIA driver loaded; this config does not need one");
 		return;
 	}
 	d->nvidia_driver = true;
@@ -360,7 +368,9 @@ static void check_gpu_driver(struct gi_doctor *d)
 	struct gi_cuda_drv drv;
 	char err[256];
 	if (gi_cuda_drv_open(&drv, d->need.gpu_dev[0] ? d->need.gpu_dev : "0", err, sizeof(err)) < 0) {
-		gi_dr_add(d, "gpu.cuda", GI_DR_FAIL, "check the driver and executor.device (nvidia-smi -L)",
+		gi_dr_add(d, "gpu.cuda", GI_DR_FAIL,
+			  d->need.have_config ? "check the driver and executor.device (nvidia-smi -L)"
+					      : "check the driver (nvidia-smi -L)",
 			  "CUDA cannot open device %s: %s", d->need.gpu_dev, err);
 		return;
 	}
@@ -626,10 +636,11 @@ static void check_service(struct gi_doctor *d)
 		gi_dr_add(d, "service", GI_DR_FAIL,
 			  missing[0] ? "add them in a drop-in: systemctl edit gpuingest.service"
 				     : "load the driver that makes them (nvidia, mlx5_ib/ib_uverbs, vfio-pci) before the unit",
-			  "%s: %s%s%s%s", unit, missing[0] ? "lacks" : "", missing, absent[0] ? "; device nodes missing:" : "",
-			  absent);
+			  "%s:%s%s%s%s", unit, missing[0] ? " lacks" : "", missing,
+			  absent[0] ? (missing[0] ? "; device nodes missing:" : " device nodes missing:") : "", absent);
 	else
-		gi_dr_add(d, "service", GI_DR_OK, NULL, "%s grants the capabilities and devices this config needs", unit);
+		gi_dr_add(d, "service", GI_DR_OK, NULL, "%s grants the capabilities and devices %s needs", unit,
+			  d->need.have_config ? "this config" : "GPUDirect ingest");
 }
 
 /* ---- output --------------------------------------------------------------------------------- */
@@ -697,7 +708,7 @@ report:;
 				c->fix[0] && c->verdict != GI_DR_OK ? " -> " : "", c->verdict != GI_DR_OK ? c->fix : "");
 		}
 		fprintf(out, "%u ok, %u warn, %u fail%s\n", counts[0], counts[1], counts[2],
-			cfg ? "" : " (no --config: the box in general; give the config to check what it needs)");
+			cfg ? "" : " (no --config: judged for GPUDirect ingest in general; give the config to check what it needs)");
 	}
 	return counts[GI_DR_FAIL] ? 1 : 0;
 }

@@ -1,5 +1,7 @@
 /*
- * doctor.h — `gpuingestd --doctor`: can this box run this config?
+ * doctor.h — `gpuingestd --doctor`: can this box run this config?  Without a
+ * config: can it do GPUDirect ingest at all (driver, GPU, peer memory, BAR1,
+ * a ConnectX near the GPU)?  Run from main() before anything starts.
  *
  * Reads sysfs, procfs, the installed unit and (on the real root only)
  * the CUDA driver, never touching traffic, and prints one line per check:
@@ -22,7 +24,8 @@
 
 enum gi_dr_verdict { GI_DR_OK, GI_DR_WARN, GI_DR_FAIL };
 
-#define GI_DR_MAX_CHECKS 96
+/* about 10 checks per NIC (8) plus about 25 for the rest: never dropped for room */
+#define GI_DR_MAX_CHECKS 128
 #define GI_DR_MAX_NICS 8
 
 struct gi_dr_check {
@@ -32,9 +35,11 @@ struct gi_dr_check {
 	char fix[320];
 };
 
-/* What the config needs from the box (everything off without a config). */
+/* What the config needs from the box.  Without a config, what GPUDirect
+ * ingest needs: gpu and peermem on, the first GPU, and as NICs the ConnectX
+ * ports nearest it (doctor_pci.c finds them); no pools, lcores or MTU. */
 struct gi_dr_needs {
-	bool have_config;
+	bool have_config;      /* false: the verdicts are GPUDirect ingest's in general */
 	bool gpu;              /* CUDA: backend cuda/gpudev, device or host_pinned pools */
 	bool peermem;          /* the NIC DMAs into GPU memory: a device pool */
 	bool persistent;       /* executor.mode persistent (a display's watchdog kills it) */
@@ -43,7 +48,7 @@ struct gi_dr_needs {
 	uint64_t hugepage_bytes;
 	bool no_huge;          /* eal.args has --no-huge */
 	bool in_memory;        /* eal.args has --in-memory: no hugetlbfs mount needed */
-	char gpu_dev[32];      /* executor.device */
+	char gpu_dev[32];      /* executor.device; "0" without a config */
 	uint32_t n_nics;
 	char nic[GI_DR_MAX_NICS][32];   /* PCI addresses of the ports */
 	uint32_t nic_mtu[GI_DR_MAX_NICS];

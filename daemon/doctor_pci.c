@@ -4,6 +4,8 @@
  * PCIe path between NIC and GPU (switch, root port, root complex, socket),
  * ACS on the bridges, link training, MaxPayload/MaxReadReq, IOMMU groups.
  * Everything from /sys/bus/pci/devices and /sys/devices under the root.
+ * Without a config the GPU is the first one and the NICs are the ConnectX
+ * ports nearest it: the pair GPUDirect ingest would use.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -83,6 +85,16 @@ static bool dev_path(const struct gi_doctor *d, const char *bdf, struct pci_path
 			s++;
 	}
 	return p->n >= 2 && strncmp(p->c[0], "pci", 3) == 0;
+}
+
+/* How many leading components two paths share (the device itself never counts):
+ * 0 other root complexes, 1 one root complex, 2 one root port, 3+ one switch. */
+static int common_depth(const struct pci_path *a, const struct pci_path *b)
+{
+	int common = 0;
+	while (common < a->n - 1 && common < b->n - 1 && strcmp(a->c[common], b->c[common]) == 0)
+		common++;
+	return common;
 }
 
 /* /sys/devices/<components 0..i> */
@@ -178,8 +190,9 @@ static void check_link(struct gi_doctor *d, const char *what, const char *bdf)
 
 /* ---- the GPU -------------------------------------------------------------------------------- */
 
-/* NVIDIA display/3D controllers, sorted by address. */
-static int list_gpus(const struct gi_doctor *d, char gpus[][32], int max)
+/* Devices of one vendor whose class starts with class_a or class_b ("0x0300"), sorted by address. */
+static int list_pci(const struct gi_doctor *d, const char *vendor, const char *class_a, const char *class_b,
+		    char out[][32], int max)
 {
 	char p[1024];
 	snprintf(p, sizeof(p), "%s/sys/bus/pci/devices", d->root);
@@ -190,13 +203,20 @@ static int list_gpus(const struct gi_doctor *d, char gpus[][32], int max)
 		if (!is_bdf(e->d_name) || dev_read(d, e->d_name, "vendor", v, sizeof(v)) <= 0 ||
 		    dev_read(d, e->d_name, "class", c, sizeof(c)) <= 0)
 			continue;
-		if (strcasecmp(v, "0x10de") == 0 && (strncmp(c, "0x0300", 6) == 0 || strncmp(c, "0x0302", 6) == 0))
-			snprintf(gpus[n++], 32, "%.31s", e->d_name);
+		if (strcasecmp(v, vendor) == 0 &&
+		    (strncmp(c, class_a, strlen(class_a)) == 0 || strncmp(c, class_b, strlen(class_b)) == 0))
+			snprintf(out[n++], 32, "%.31s", e->d_name);
 	}
 	if (dir)
 		closedir(dir);
-	qsort(gpus, (size_t)n, 32, (int (*)(const void *, const void *))strcmp);
+	qsort(out, (size_t)n, 32, (int (*)(const void *, const void *))strcmp);
 	return n;
+}
+
+/* NVIDIA display (VGA) and 3D controllers */
+static int list_gpus(const struct gi_doctor *d, char gpus[][32], int max)
+{
+	return list_pci(d, "0x10de", "0x0300", "0x0302", gpus, max);
 }
 
 static void check_gpu(struct gi_doctor *d)
@@ -214,10 +234,19 @@ static void check_gpu(struct gi_doctor *d)
 			snprintf(bdf, sizeof(bdf), "%.31s", gpus[ord]);
 	}
 	if (!bdf[0] || dev_read(d, bdf, "vendor", drv, sizeof(drv)) <= 0) {
-		if (d->need.gpu)
+		if (!d->need.have_config) {
+			/* nothing to put BAR1 or the PCIe path to: say so under their names, so that
+			 * tooling reading one check by its id sees the box cannot do it */
+			gi_dr_add(d, "gpu.device", GI_DR_FAIL,
+				  "an NVIDIA data-center or edge GPU (Ampere, Ada or Hopper) on the NIC's PCIe switch",
+				  "no NVIDIA GPU on this box (no PCI device 10de: of class VGA or 3D): GPUDirect ingest "
+				  "needs one");
+			gi_dr_add(d, "gpu.bar1", GI_DR_FAIL, "see gpu.device",
+				  "no NVIDIA GPU, so no BAR1 for the NIC to DMA into");
+		} else if (d->need.gpu) {
 			gi_dr_add(d, "gpu.device", GI_DR_FAIL, "set executor.device to a GPU's PCI address (lspci -d 10de:)",
 				  "executor.device %s: no such NVIDIA GPU (%d on this box)", want, n);
-		else
+		} else
 			gi_dr_add(d, "gpu.device", GI_DR_OK, NULL, "%d NVIDIA GPU%s; this config does not use one", n,
 				  n == 1 ? "" : "s");
 		return;
@@ -232,7 +261,9 @@ static void check_gpu(struct gi_doctor *d)
 	gi_dr_add(d, "gpu.device", ok || !d->need.gpu ? GI_DR_OK : GI_DR_FAIL,
 		  ok ? NULL : "bind it to the nvidia driver (not nouveau or vfio-pci)",
 		  "GPU %s%s, NUMA node %d, driver %s%s", bdf,
-		  !by_address && n > 1 ? " (executor.device is an ordinal: taken in PCI order; give the PCI address)" : "",
+		  d->need.have_config && !by_address && n > 1
+			  ? " (executor.device is an ordinal: taken in PCI order; give the PCI address)"
+			  : "",
 		  d->gpu_numa, drv[0] ? drv : "none", d->need.have_config ? "" : " (the first GPU; no config)");
 
 	/* BAR1: what the NIC's DMA into GPU memory goes through.  Resource line 1
@@ -251,6 +282,12 @@ static void check_gpu(struct gi_doctor *d)
 	if (!bar1)
 		gi_dr_add(d, "gpu.bar1", d->need.peermem ? GI_DR_WARN : GI_DR_OK, "nvidia-smi -q | grep -A3 BAR1",
 			  "BAR1 size not readable from sysfs");
+	else if (!d->need.have_config && bar1 <= (256ull << 20))
+		/* no pools to weigh it against: a consumer card's window is enough for small pools only */
+		gi_dr_add(d, "gpu.bar1", GI_DR_WARN,
+			  "a GPU whose BAR1 maps its whole memory (data-center GPUs; Resizable BAR on in the BIOS)",
+			  "BAR1 is %s: GPUDirect ingest's device pools must fit in it, less what the driver maps itself",
+			  have);
 	else if (d->need.peermem && bar1 < d->need.device_pool_bytes)
 		gi_dr_add(d, "gpu.bar1", GI_DR_FAIL,
 			  "fewer mbufs in the device pools, or a GPU whose BAR1 maps its whole memory (data-center GPUs; "
@@ -259,7 +296,10 @@ static void check_gpu(struct gi_doctor *d)
 			  "memory are written by the GPU itself and need none)", have, need);
 	else
 		gi_dr_add(d, "gpu.bar1", GI_DR_OK, NULL, "BAR1 is %s%s%s", have,
-			  d->need.peermem ? ", the device pools need " : "", d->need.peermem ? need : "");
+			  !d->need.have_config ? ": room for GPUDirect ingest's device pools"
+			  : d->need.peermem    ? ", the device pools need "
+					       : "",
+			  d->need.have_config && d->need.peermem ? need : "");
 
 	/* a display attached: the driver's watchdog kills long kernels */
 	char cls[16] = "";
@@ -380,9 +420,13 @@ static void check_nic(struct gi_doctor *d, uint32_t k)
 		gi_dr_add(d, "nic.link", up ? GI_DR_OK : GI_DR_WARN, "check the cable and the switch port (ip link)",
 			  "NIC %s (%s): link %s, %s Mb/s", bdf, net, state, speed);
 		unsigned m = (unsigned)atoi(mtu);
-		gi_dr_add(d, "nic.mtu", m >= d->need.nic_mtu[k] ? GI_DR_OK : GI_DR_WARN,
-			  "the daemon sets ports[].mtu at start (CAP_NET_ADMIN); the switch and sender must allow it too",
-			  "NIC %s (%s): MTU %u, the config wants %u", bdf, net, m, d->need.nic_mtu[k]);
+		if (d->need.have_config)
+			gi_dr_add(d, "nic.mtu", m >= d->need.nic_mtu[k] ? GI_DR_OK : GI_DR_WARN,
+				  "the daemon sets ports[].mtu at start (CAP_NET_ADMIN); the switch and sender must allow "
+				  "it too",
+				  "NIC %s (%s): MTU %u, the config wants %u", bdf, net, m, d->need.nic_mtu[k]);
+		else /* the config's ports[].mtu is set at start; nothing to weigh it against */
+			gi_dr_add(d, "nic.mtu", GI_DR_OK, NULL, "NIC %s (%s): MTU %u", bdf, net, m);
 	}
 	if (d->need.nic_isolation[k])
 		gi_dr_add(d, "nic.isolation", d->nic_mlx5[k] ? GI_DR_OK : GI_DR_WARN,
@@ -403,9 +447,7 @@ static void check_route(struct gi_doctor *d, uint32_t k)
 			  "NIC %s, GPU %s: cannot place them in the PCI hierarchy", nic, d->gpu_bdf);
 		return;
 	}
-	int common = 0;
-	while (common < a.n - 1 && common < b.n - 1 && strcmp(a.c[common], b.c[common]) == 0)
-		common++;
+	int common = common_depth(&a, &b);
 	int nn = d->nic_numa[k], gn = d->gpu_numa;
 	enum gi_dr_verdict v;
 	const char *where, *fix = NULL;
@@ -474,6 +516,27 @@ static void check_route(struct gi_doctor *d, uint32_t k)
 	}
 }
 
+/* Without a config: the ports GPUDirect ingest would use.  DPDK 22.11 gets
+ * GPU memory to a NIC only through mlx5's peer-memory registration, so they
+ * are ConnectX functions (Mellanox network controllers), and of those the
+ * ones nearest the GPU: a box is judged by its best pair, not by a port
+ * nobody would point at this GPU.  No GPU: all of them (up to GI_DR_MAX_NICS). */
+static void find_gpudirect_nics(struct gi_doctor *d)
+{
+	char nics[64][32];
+	int depth[64], best = 0;
+	int n = list_pci(d, "0x15b3", "0x0200", "0x0207", nics, 64);
+	struct pci_path g, p;
+	bool placed = d->gpu_bdf[0] && dev_path(d, d->gpu_bdf, &g);
+	for (int i = 0; i < n; i++) {
+		depth[i] = placed && dev_path(d, nics[i], &p) ? common_depth(&p, &g) : 0;
+		best = depth[i] > best ? depth[i] : best;
+	}
+	for (int i = 0; i < n && d->need.n_nics < GI_DR_MAX_NICS; i++)
+		if (depth[i] == best)
+			snprintf(d->need.nic[d->need.n_nics++], sizeof(d->need.nic[0]), "%.31s", nics[i]);
+}
+
 void gi_dr_check_pci(struct gi_doctor *d)
 {
 	d->gpu_numa = -1;
@@ -484,6 +547,8 @@ void gi_dr_check_pci(struct gi_doctor *d)
 	}
 	if (d->need.gpu || !d->need.have_config)
 		check_gpu(d);
+	if (!d->need.have_config)
+		find_gpudirect_nics(d);
 	for (uint32_t k = 0; k < d->need.n_nics; k++)
 		check_nic(d, k);
 	if (d->gpu_bdf[0]) {
@@ -492,4 +557,17 @@ void gi_dr_check_pci(struct gi_doctor *d)
 			for (uint32_t k = 0; k < d->need.n_nics; k++)
 				check_route(d, k);
 	}
+	/* a config names its ports and its GPU and is judged on those; GPUDirect in general needs a pair */
+	if (d->need.have_config || (d->gpu_bdf[0] && d->need.n_nics))
+		return;
+	if (!d->need.n_nics)
+		gi_dr_add(d, "pcie.path", GI_DR_FAIL,
+			  "a ConnectX-5 or newer on mlx5_core, under the GPU's PCIe switch (or at least its root complex)",
+			  "no ConnectX (mlx5) NIC on this box%s: GPUDirect ingest needs one near the GPU (DPDK 22.11 "
+			  "registers GPU memory with a NIC only through mlx5's peer memory)",
+			  d->gpu_bdf[0] ? "" : " (and no NVIDIA GPU)");
+	else
+		gi_dr_add(d, "pcie.path", GI_DR_FAIL, "see gpu.device",
+			  "ConnectX NIC %s%s: no NVIDIA GPU to pair with, so GPUDirect ingest has no peer-to-peer path",
+			  d->need.nic[0], d->need.n_nics > 1 ? " and the other ports" : "");
 }

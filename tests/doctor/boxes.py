@@ -307,7 +307,8 @@ def host_bridge_dev(numa):
 
 def switch_topology(nic_dev, gpu_dev, gen=4, acs=0x0000, gpu_link_cur=None):
     """pci0000:3e / root port 3e:01.0 / switch upstream 3f:00.0 / downstream 40:00.0 -> NIC (bus 41),
-    40:01.0 (an empty slot, bus 42), 40:02.0 -> GPU (bus 43); the host bridge under pci0000:00."""
+    40:01.0 (an empty slot, bus 42), 40:02.0 -> GPU (bus 43; an empty slot when gpu_dev is None); the
+    host bridge under pci0000:00."""
     return [
         {"name": "pci0000:00", "children": [host_bridge_dev(0)]},
         {"name": "pci0000:3e", "children": [
@@ -318,7 +319,7 @@ def switch_topology(nic_dev, gpu_dev, gen=4, acs=0x0000, gpu_link_cur=None):
                     bridge("downstream", "0000:40:01.0", 0, 0x42, 0x42, gen=gen, acs=acs, port_number=1,
                            cur=(1, 0), children=[]),
                     bridge("downstream", "0000:40:02.0", 0, 0x43, 0x43, gen=gen, acs=acs, port_number=2,
-                           cur=gpu_link_cur, children=[gpu_dev]),
+                           cur=gpu_link_cur, children=[gpu_dev] if gpu_dev else []),
                 ]),
             ]),
         ]},
@@ -406,7 +407,7 @@ def container_mounts(n):
     return "".join(out)
 
 
-def kallsyms(ofed):
+def kallsyms(ofed, nvidia):
     lines = [
         "ffffffff81000000 T _text",
         "ffffffff81000000 T startup_64",
@@ -426,10 +427,13 @@ def kallsyms(ofed):
     lines += [
         "ffffffffc0c00000 t mlx5_init\t[mlx5_core]",
         "ffffffffc0d00000 t mlx5_ib_init\t[mlx5_ib]",
-        "ffffffffc1000000 t nv_drm_init\t[nvidia_drm]",
-        "ffffffffc2000000 T nvidia_p2p_get_pages\t[nvidia]",
-        "ffffffffc2000100 T nvidia_p2p_put_pages\t[nvidia]",
     ]
+    if nvidia:
+        lines += [
+            "ffffffffc1000000 t nv_drm_init\t[nvidia_drm]",
+            "ffffffffc2000000 T nvidia_p2p_get_pages\t[nvidia]",
+            "ffffffffc2000100 T nvidia_p2p_put_pages\t[nvidia]",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -456,8 +460,10 @@ def write_box(root, box):
     t.write("/sys/bus/pci/drivers_autoprobe", "1\n")
 
     # ---- modules and the RDMA stack
-    mods = ["ib_core", "ib_uverbs", "mlx5_core", "mlx5_ib", "nvidia", "nvidia_uvm", "nvidia_modeset",
-            "nvidia_drm", "vfio", "pcie_aspm"]
+    nvidia = box["nvidia_version"] is not None
+    mods = ["ib_core", "ib_uverbs", "mlx5_core", "mlx5_ib", "vfio", "pcie_aspm"]
+    if nvidia:
+        mods += ["nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm"]
     if box["ofed"]:
         mods += ["mlx_compat"]
     if box["peermem_loaded"]:
@@ -468,13 +474,14 @@ def write_box(root, box):
     if box["ofed"]:
         t.write("/sys/module/mlx_compat/version", "24.01-0.3.3\n")
         t.write("/sys/module/ib_core/version", "24.01-0.3.3\n")
-    t.write("/proc/kallsyms", kallsyms(box["ofed"]))
+    t.write("/proc/kallsyms", kallsyms(box["ofed"], nvidia))
     t.write("/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0", "")
     t.link("/usr/lib/x86_64-linux-gnu/libibverbs.so.1", "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0")
 
-    # ---- the NVIDIA driver
-    t.write("/proc/driver/nvidia/version", box["nvidia_version"])
-    for g in box["gpus"]:
+    # ---- the NVIDIA driver (none: no /proc/driver/nvidia, no nvidia modules or device nodes)
+    if nvidia:
+        t.write("/proc/driver/nvidia/version", box["nvidia_version"])
+    for g in box["gpus"] if nvidia else []:
         t.write("/proc/driver/nvidia/gpus/%s/information" % g[0],
                 "Model: \t\t NVIDIA %s\nIRQ:   \t\t 0\nBus Location: \t %s\nDevice Minor: \t 0\n" % (g[1], g[0]))
 
@@ -539,9 +546,11 @@ def write_box(root, box):
         t.mkdir("/sys/kernel/iommu_groups")
 
     # ---- device nodes and the unit
-    for node in ("/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
-                 "/dev/infiniband/uverbs0", "/dev/infiniband/uverbs1", "/dev/infiniband/rdma_cm",
-                 "/dev/vfio/vfio", "/dev/null"):
+    nodes = ["/dev/infiniband/uverbs0", "/dev/infiniband/uverbs1", "/dev/infiniband/rdma_cm", "/dev/vfio/vfio",
+             "/dev/null"]
+    if nvidia:
+        nodes += ["/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"]
+    for node in nodes:
         t.write(node, "")
     if box["unit"]:
         t.write("/usr/lib/systemd/system/gpuingest.service", render_unit())
@@ -554,7 +563,9 @@ def good(**changes):
     (0000:43:00.0, BAR1 64 GiB) under one Gen4 switch below one root port, node 0; DOCA-OFED's ib_core
     (peer-memory API, mlx_compat) with nvidia_peermem loaded; iommu=pt; 2048 free 2 MiB hugepages on a
     mounted hugetlbfs; lcores 2-7 isolated, performance governor; the unit installed; no ACS redirect
-    on the switch's downstream ports (turned off at boot)."""
+    on the switch's downstream ports (turned off at boot).  gpu_model=None leaves the GPU's slot empty,
+    nvidia_version=None leaves the NVIDIA driver out; far_nic adds a ConnectX 0000:81:00.0 under a root
+    port of socket 1 (node 1)."""
     box = {
         "kernel": "6.1.0-18-amd64",
         "cmdline": "quiet intel_iommu=on iommu=pt default_hugepagesz=2M hugepages=2048 isolcpus=2-7 "
@@ -565,14 +576,20 @@ def good(**changes):
         "cpus": 32, "nodes": 2, "isolated": "2-7", "nohz_full": "2-7", "governor": "performance",
         "iommu": True, "iommu_type": "identity", "unit": True,
         "gpu_model": "A100-PCIE-40GB", "gpu_link_cur": None, "connectors": {}, "acs": 0x0000, "gen": 4,
-        "topology": "switch",
+        "topology": "switch", "far_nic": False,
     }
     box.update(changes)
     if box["topology"] == "switch":
         nics = [nic("0000:41:00.0", 0, gen=box["gen"]), nic("0000:41:00.1", 0, gen=box["gen"], fn=1)]
-        g = gpu("0000:43:00.0", 0, box["gpu_model"], cur=box["gpu_link_cur"], connectors=box["connectors"])
+        g = None
+        box["gpus"] = []
+        if box["gpu_model"]:
+            g = gpu("0000:43:00.0", 0, box["gpu_model"], cur=box["gpu_link_cur"], connectors=box["connectors"])
+            box["gpus"] = [("0000:43:00.0", box["gpu_model"])]
         box["pci"] = switch_topology(nics, g, gen=box["gen"], acs=box["acs"], gpu_link_cur=box["gpu_link_cur"])
-        box["gpus"] = [("0000:43:00.0", box["gpu_model"])]
+        if box["far_nic"]:  # last, so the IOMMU groups of the devices above keep their numbers
+            box["pci"].append({"name": "pci0000:80", "children": [
+                bridge("rootport", "0000:80:01.0", 1, 0x81, 0x81, acs=0x001d, children=[nic("0000:81:00.0", 1)])]})
     else:
         box["pci"] = two_socket_topology()
         box["gpus"] = [("0000:81:00.0", "A100-PCIE-40GB")]
@@ -602,6 +619,11 @@ BOXES = {
     # a container host: 150 containers' mounts in /proc/mounts (over 8 KiB), hugetlbfs mounted by
     # hand on /mnt/huge after them
     "container_host": good(containers=150, hugetlbfs="late"),
+    # a plain host: the same ConnectX on Debian 12's stock kernel (no peer-memory API, no nvidia_peermem),
+    # no NVIDIA GPU in the switch's slot and no NVIDIA driver: host ingest works, GPUDirect cannot
+    # the good box and a second ConnectX (0000:81:00.0) on the other socket, far from the GPU
+    "far_nic": good(far_nic=True),
+    "plain_host": good(ofed=False, peermem_loaded=False, nvidia_version=None, gpu_model=None),
 }
 
 

@@ -80,8 +80,6 @@ doctor "good, GPU config" "$B/good" "$GPU" rc=0 nofail \
 doctor "good, host config" "$B/good" "$HOST" rc=0 nofail '!gpu.=fail' '!gpu.device' '!pcie.path' \
   peermem=ok ~"not needed" nic.driver=ok mem.hugepages=ok ~"the config needs 287 MiB" service=ok
 
-doctor "good, no config" "$B/good" - rc=0 nofail \
-  gpu.device=ok ~"the first GPU; no config" gpu.bar1=ok ~"64.0 GiB" '!cpu.0'
 
 doctor "good, PCI addresses without the domain" "$B/good" "$T/short.yaml" rc=0 nofail \
   nic.driver=ok ~"NIC 0000:41:00.0" gpu.device=ok ~"GPU 0000:43:00.0" pcie.path=ok ~"one PCIe switch"
@@ -116,7 +114,41 @@ doctor "acs_redirect" "$B/acs_redirect" "$GPU" rc=0 nofail \
 doctor "container_host (hugetlbfs after 8 KiB of mounts)" "$B/container_host" "$GPU" rc=0 nofail \
   mem.hugepages=ok ~"hugetlbfs mounted"
 
-# a root that is not there: findings, not a crash
+# a plain host ingests into host memory; a config that wants the GPU fails on what it lacks
+doctor "plain_host, host config" "$B/plain_host" "$HOST" rc=0 nofail \
+  gpu.driver=ok ~"this config does not need one" peermem=ok ~"not needed" '!gpu.device' '!pcie.path'
+doctor "plain_host, GPU config" "$B/plain_host" "$GPU" rc=1 onlyfail=gpu.device,gpu.driver,peermem,service \
+  gpu.driver=fail ~"no NVIDIA driver" gpu.device=fail ~"executor.device 0000:43:00.0: no such NVIDIA GPU" \
+  peermem=fail ~"no peer-memory client API" service=fail ~"/dev/nvidiactl"
+
+# ---- without --config: what GPUDirect ingest needs (driver, GPU, peer memory, BAR1, NIC near the GPU)
+doctor "good, no config" "$B/good" - rc=0 nofail \
+  gpu.driver=ok ~"550.54.14" peermem=ok ~"nvidia_peermem loaded" dmabuf=ok \
+  gpu.device=ok ~"GPU 0000:43:00.0" ~"the first GPU; no config" gpu.bar1=ok ~"64.0 GiB" \
+  nic.driver=ok ~"NIC 0000:41:00.0: driver mlx5_core" nic.driver=ok ~"NIC 0000:41:00.1" \
+  nic.mtu=ok ~"MTU 9000" pcie.link=ok ~"GPU 0000:43:00.0" \
+  pcie.path=ok ~"NIC 0000:41:00.0 and GPU 0000:43:00.0" ~"one PCIe switch" pcie.acs=ok iommu.groups=ok \
+  service=ok ~"GPUDirect ingest needs" '!cpu.0' '!~this config' '!~the config'
+doctor "plain_host, no config" "$B/plain_host" - rc=1 \
+  onlyfail=gpu.bar1,gpu.device,gpu.driver,pcie.path,peermem,service \
+  gpu.driver=fail ~"no NVIDIA driver" ~"GPUDirect ingest needs" fix~"install the NVIDIA driver" \
+  peermem=fail ~"kernel 6.1.0-18-amd64" ~"no peer-memory client API" fix~"DOCA-OFED" dmabuf=warn \
+  gpu.device=fail ~"no NVIDIA GPU" ~"GPUDirect ingest needs" \
+  gpu.bar1=fail ~"no NVIDIA GPU" \
+  pcie.path=fail ~"no NVIDIA GPU" ~"NIC 0000:41:00.0" \
+  nic.driver=ok ~"NIC 0000:41:00.0: driver mlx5_core" service=fail ~"/dev/nvidiactl" \
+  '!~this config' '!~the config'
+doctor "debian_stock, no config" "$B/debian_stock" - rc=1 onlyfail=peermem \
+  peermem=fail ~"no peer-memory client API" dmabuf=warn gpu.driver=ok ~"535.161.07" '!~this config'
+doctor "two_sockets, no config" "$B/two_sockets" - rc=1 onlyfail=pcie.path \
+  pcie.path=fail ~"NIC 0000:01:00.0 and GPU 0000:81:00.0" ~"different sockets" '!pcie.path=ok'
+# judged by the ports nearest the GPU (the ones GPUDirect ingest would use), not the one on the other socket
+doctor "far_nic, no config" "$B/far_nic" - rc=0 nofail \
+  pcie.path=ok ~"NIC 0000:41:00.0 and GPU 0000:43:00.0" ~"one PCIe switch" '!~0000:81:00.0'
+doctor "far_nic, GPU config" "$B/far_nic" "$GPU" rc=0 nofail pcie.path=ok ~"NIC 0000:41:00.0" '!~0000:81:00.0'
+doctor "small_bar1, no config" "$B/small_bar1" - rc=0 nofail \
+  gpu.bar1=warn ~"BAR1 is 256 MiB" fix~"Resizable BAR"
+
 # a root that is not there: one fail saying so, not a box without anything
 doctor "missing root, GPU config" "$T/no-such-root" "$GPU" rc=1 onlyfail=root root=fail ~"is not a directory"
 doctor "missing root, no config" "$T/no-such-root" - rc=1 onlyfail=root root=fail ~"is not a directory"
@@ -130,8 +162,10 @@ fi
 if [ -e /proc/driver/nvidia/version ] && grep -q ' ib_register_peer_memory_client' /proc/kallsyms 2>/dev/null; then
   # a GPUDirect box: whatever it finds, it says so in one line per check
   doctor "this machine, mlx5-gpu.yaml" - "$GI_SRC/config/examples/mlx5-gpu.yaml" 'rc=0|1'
+  doctor "this machine, no config" - - 'rc=0|1' '!~this config'
 else
   doctor "this machine, mlx5-gpu.yaml" - "$GI_SRC/config/examples/mlx5-gpu.yaml" rc=1 anyfail=gpu.driver,peermem
+  doctor "this machine, no config" - - rc=1 anyfail=gpu.driver,peermem '!~this config'
 fi
 
 if [ "$failures" -ne 0 ]; then

@@ -18,6 +18,7 @@ starting with its verdict and id, then the summary line.  Assertions:
   fix~TEXT          ...whose fix contains TEXT
   !PREFIX=VERDICT   no check whose id starts with PREFIX has that verdict
   !ID               no check ID at all
+  !~TEXT            no check's finding or fix contains TEXT
 """
 import json
 import re
@@ -82,7 +83,11 @@ def main(argv):
             continue
         settle()
         want = None
-        if a.startswith("rc="):
+        if a.startswith("!~"):
+            bad = [c for c in checks if a[2:] in c["finding"] or a[2:] in c["fix"]]
+            if bad:
+                errors.append("unexpected %s: %s" % (a, json.dumps(bad, indent=1)))
+        elif a.startswith("rc="):
             if str(rc) not in a[3:].split("|"):
                 errors.append("exit status %d, expected %s" % (rc, a[3:]))
         elif a == "nofail":
