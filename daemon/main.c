@@ -14,6 +14,7 @@
  * whatever was built.  Signal handlers only set flags.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -137,6 +138,33 @@ static int eal_args_conflict(const struct gi_config *c)
 	return 0;
 }
 
+/*
+ * Why EAL initialisation may have failed when rte_errno does not say (DPDK
+ * 22.11 sets none when another process holds the file prefix): that
+ * prefix's config file locked by a live process.  Its pid, or 0.
+ */
+static pid_t eal_prefix_holder(const struct gi_config *c, char *prefix, size_t len)
+{
+	snprintf(prefix, len, "rte"); /* EAL's default */
+	for (uint32_t i = 0; i < c->n_eal_args; i++) {
+		const char *a = c->eal_args[i];
+		if (strcmp(a, "--file-prefix") == 0 && i + 1 < c->n_eal_args)
+			snprintf(prefix, len, "%s", c->eal_args[i + 1]);
+		else if (strncmp(a, "--file-prefix=", 14) == 0)
+			snprintf(prefix, len, "%s", a + 14);
+	}
+	const char *run = getuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/dpdk/%s/config", run ? run : "/tmp", prefix);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+	pid_t pid = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK ? fl.l_pid : 0;
+	close(fd);
+	return pid;
+}
+
 static int eal_start(struct gi_daemon *d, const char *prog)
 {
 	const struct gi_config *c = &d->cfg;
@@ -178,10 +206,19 @@ static int eal_start(struct gi_daemon *d, const char *prog)
 	notify("STATUS=initialising DPDK EAL");
 	/* rte_eal_init permutes argv; it only holds pointers to our buffers */
 	if (rte_eal_init(argc, argv) < 0) {
-		gi_log(GI_LOG_ERR,
-		       "DPDK EAL initialisation failed: %s (check eal.args, hugepages or --no-huge, and that "
-		       "lcores %s exist)",
-		       rte_strerror(rte_errno), lcores);
+		int e = rte_errno;
+		char prefix[128];
+		pid_t holder = eal_prefix_holder(c, prefix, sizeof(prefix));
+		if (holder > 0)
+			gi_log(GI_LOG_ERR,
+			       "DPDK EAL initialisation failed: its file prefix '%s' is in use by another DPDK process "
+			       "(pid %d, maybe another gpuingestd): give each daemon its own eal.args --file-prefix",
+			       prefix, (int)holder);
+		else
+			gi_log(GI_LOG_ERR,
+			       "DPDK EAL initialisation failed: %s (check eal.args, hugepages or --no-huge, and that "
+			       "lcores %s exist)",
+			       e ? rte_strerror(e) : "EAL gave no reason (its log above has it)", lcores);
 		return -EINVAL;
 	}
 	d->eal_up = true;

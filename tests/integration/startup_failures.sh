@@ -29,6 +29,21 @@ expect_start_failure "$T/memif.yaml" "port p0: start failed"
 write_config "$T/nodev.yaml" "net_nosuchpmd0" s0:5000:8:256
 expect_start_failure "$T/nodev.yaml" "EAL initialisation failed"
 
+# a second daemon with the first one's EAL file prefix: EAL gives no reason
+# (rte_errno 0, "Success"); the daemon names the prefix and the process holding it
+write_config "$T/first.yaml" "net_null0" s0:5000:8:256
+# (names the checks below do not look for)
+sed -i -e "s|/$TAG-s0|/gifirst$$-s0|" -e "s|unix: $T/metrics.sock|unix: $T/first.sock|" "$T/first.yaml"
+"$GPUINGESTD" --config "$T/first.yaml" >"$T/first.json" 2>"$T/first.log" &
+FIRST=$!
+PIDS+=("$FIRST")
+wait_socket "$T/first.sock" "$FIRST" "$T/first.log" "the first daemon" 200
+write_config "$T/second.yaml" "net_null0" s1:5001:8:256
+expect_start_failure "$T/second.yaml" "file prefix '$TAG-d' is in use by another DPDK process (pid $FIRST"
+grep -q "Success" "$T/err" && { cat "$T/err" >&2; fail "second daemon: 'Success' in an error line"; }
+kill -TERM "$FIRST"
+wait "$FIRST" || true
+
 # GPU memory and a GPU executor on a build/machine without them
 write_config "$T/dev.yaml" "net_null0" s0:5000:8:256
 sed -i 's/kind: host/kind: host_pinned/' "$T/dev.yaml"
