@@ -7,7 +7,8 @@
  * Python module and the examples all read frames through here.
  *
  * The ring is mapped read-only; the only word this library ever writes is
- * its count in the ring's wake object, around a sleep.
+ * its count in the ring's wake object, around a sleep (the daemon's wake
+ * socket hands the object over: kernels/frame.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,12 +16,16 @@
 #include <stdarg.h>
 #include <linux/futex.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -131,16 +136,56 @@ static int open_device(struct gic_ring *r, const struct gi_frame_ring_hdr *h, ch
 #endif
 }
 
-/* The wake object, if this consumer may count itself in: else waits poll. */
-static void open_wake(struct gic_ring *r, const char *shm, const struct gi_frame_ring_hdr *h)
+/*
+ * The wake object, if this consumer may count itself in: else waits poll.
+ * The daemon's wake socket (kernels/frame.h) hands it over for proof that
+ * we read the ring: our read-only descriptor of it.  What comes back is
+ * used only if it is what the daemon makes: sealed against resizing (no
+ * one can truncate it under us), owned by the ring's owner, of this run.
+ */
+static void open_wake(struct gic_ring *r, const struct gi_frame_ring_hdr *h)
 {
-	char name[300];
-	struct stat sb;
-	snprintf(name, sizeof(name), "%s%s", shm, GI_FRAME_WAKE_SUFFIX);
-	int fd = shm_open(name, O_RDWR, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat ring_sb, sb;
+	int s, fd = -1;
+
+	if (!h->wake_token || fstat(r->fd, &ring_sb) != 0)
+		return; /* a daemon without a wake socket */
+	int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, GI_FRAME_WAKE_SOCKET_FMT,
+			 (unsigned long long)h->wake_token);
+	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	if ((s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0)
+		return;
+	struct timeval tv = { 0, 500000 };
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cm;
+	memset(&cm, 0, sizeof(cm));
+	struct iovec iov = { (void *)GI_FRAME_WAKE_REQUEST, sizeof(GI_FRAME_WAKE_REQUEST) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &r->fd, sizeof(int));
+	uint32_t reply = 0;
+	struct iovec riov = { &reply, sizeof(reply) };
+	struct msghdr rmsg = { .msg_iov = &riov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };
+	if (connect(s, (struct sockaddr *)&sa, len) == 0 && sendmsg(s, &msg, MSG_NOSIGNAL) >= 0 &&
+	    recvmsg(s, &rmsg, MSG_CMSG_CLOEXEC) == (ssize_t)sizeof(reply) && reply == GI_FRAME_WAKE_MAGIC) {
+		c = CMSG_FIRSTHDR(&rmsg);
+		if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	}
+	close(s);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &sb) == 0 && (size_t)sb.st_size >= sizeof(struct gi_frame_wake)) {
+	int seals = fcntl(fd, F_GET_SEALS);
+	if (seals >= 0 && (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) == (F_SEAL_SHRINK | F_SEAL_GROW) &&
+	    fstat(fd, &sb) == 0 && sb.st_uid == ring_sb.st_uid && (size_t)sb.st_size >= sizeof(struct gi_frame_wake)) {
 		struct gi_frame_wake *w = mmap(NULL, sizeof(*w), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (w != MAP_FAILED) {
 			if (__atomic_load_n(&w->magic, __ATOMIC_ACQUIRE) == GI_FRAME_WAKE_MAGIC &&
@@ -246,7 +291,7 @@ static int try_open(struct gic_ring *r, const char *shm, const char *stream, cha
 	in->cuda_device = -1;
 	if (h.payload_in_device)
 		memcpy(in->pci_bus_id, h.dev_pci_bus_id, sizeof(in->pci_bus_id) - 1);
-	open_wake(r, shm, &h);
+	open_wake(r, &h);
 	in->wake = r->wake != NULL;
 	if (h.payload_in_device) {
 		int rc = open_device(r, &h, err, err_len);

@@ -4,7 +4,7 @@
  * One instance, owned by main().  The rx lcores, the executor and the stats
  * threads get pointers into it; the fields they read are fixed once the
  * daemon is READY, except what live reload (reload.c) changes: the stream
- * table (streams, stream_map, shm[] — swapped with the executor at a safe
+ * table (streams, stream_map, store[] — swapped with the executor at a safe
  * point and with snapshots under the stats lock), cfg (under the same
  * lock) and the rx queues' batch limits (relaxed atomics).
  */
@@ -22,7 +22,8 @@
 #include "pmd_glue/pool.h"
 #include "pmd_glue/port.h"
 #include "pmd_glue/rx.h"
-#include "pmd_glue/shm.h"
+#include "pmd_glue/frame_store.h"
+#include "wake_server.h"
 
 struct gi_daemon {
 	struct gi_config cfg;
@@ -41,9 +42,9 @@ struct gi_daemon {
 	struct gi_port ports[GI_MAX_PORTS];
 
 	/* streams: frame rings and the executor's view of them */
-	struct gi_shm shm[GI_MAX_STREAMS];
-	struct gi_mem_region shm_reg[GI_MAX_STREAMS];  /* shm registered for the GPU (GPU backends) */
-	struct gi_mem_region dev_ring[GI_MAX_STREAMS]; /* frames in GPU memory (backend cuda) */
+	struct gi_frame_store store[GI_MAX_STREAMS];
+	struct gi_wake_server *wake;  /* hands the rings' wake objects to consumers; NULL: they poll */
+	uint64_t wake_token;          /* names its socket (kernels/frame.h) */
 	struct gi_stream_rt *streams;
 	uint16_t *stream_map;
 	struct gi_exec_ctx exec_ctx;

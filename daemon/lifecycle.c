@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <rte_ethdev.h>
@@ -170,78 +171,73 @@ int gi_daemon_pools_ports_start(struct gi_daemon *d)
 /* ---- streams: frame rings and the executor's lookup table ------------- */
 
 /*
- * Where stream i's frames are assembled.  host and gpudev backends: in the
+ * Where a stream's frames are assembled.  host and gpudev backends: in the
  * shared-memory ring consumers map (registered for the GPU on gpudev).
  * cuda: in GPU memory; the shared-memory object becomes its metadata mirror
  * and carries the CUDA IPC handle consumers open (kernels/frame.h).
  */
-static int frame_ring_start(struct gi_daemon *d, uint32_t i, uint64_t created_ns)
+int gi_daemon_ring_open(struct gi_daemon *d, const struct gi_cfg_stream *cs, uint32_t index, uint64_t created_ns,
+			struct gi_frame_store *fs, struct gi_stream_rt *st)
 {
-	const struct gi_cfg_stream *cs = &d->cfg.streams[i];
-	struct gi_stream_rt *st = &d->streams[i];
-	bool in_device = d->mem.backend == GI_BACKEND_CUDA;
-	uint64_t full = gi_frame_ring_bytes(cs->ring_slots, gi_cfg_slot_packets(cs), cs->payload_bytes);
-	uint64_t len = in_device ? gi_frame_mirror_bytes(cs->ring_slots, gi_cfg_slot_packets(cs)) : full;
-	char err[512];
-	int rc;
-
-	rc = gi_shm_create(&d->shm[i], cs->shm, len, 0640, created_ns);
+	const struct gi_frame_store_spec sp = {
+		.stream = cs->name,
+		.shm = cs->shm,
+		.index = index,
+		.slots = cs->ring_slots,
+		.packets = gi_cfg_slot_packets(cs),
+		.payload_bytes = cs->payload_bytes,
+		.frame_bytes = cs->frame_bytes,
+		.format = cs->format,
+		.created_ns = created_ns,
+		.wake_token = d->wake ? d->wake_token : 0,
+		.in_device = d->mem.backend == GI_BACKEND_CUDA,
+	};
+	int rc = gi_frame_store_open(fs, &sp, &d->mem);
 	if (rc < 0)
 		return rc;
-	struct gi_frame_ring_hdr *h = d->shm[i].va;
-	gi_frame_ring_init(h, cs->ring_slots, gi_cfg_slot_packets(cs), cs->payload_bytes, cs->frame_bytes, cs->format, i, cs->name,
-			   created_ns);
-	rc = gi_mem_register_shared(&d->mem, h, GI_ALIGN_UP(len, 4096), &d->shm_reg[i], err, sizeof(err));
-	if (rc < 0) {
-		gi_log(GI_LOG_ERR, "stream %s: frame ring %s: %s", cs->name, cs->shm, err);
-		return rc;
+	if (d->wake && fs->shm.wake_fd >= 0 &&
+	    (rc = gi_wake_server_add(d->wake, fs->shm.fd, fs->shm.wake_fd, cs->name)) < 0) {
+		gi_log(GI_LOG_WARNING, "stream %s: its wake object cannot be served (%s): its consumers will poll",
+		       cs->name, strerror(-rc));
+		gi_frame_store_hdr(fs)->wake_token = 0;
 	}
 	/* host addresses: an executor that runs elsewhere maps them itself */
-	st->ring = h;
-	st->mirror = NULL;
-	st->waiters = gi_shm_waiters(&d->shm[i]);
-	if (!in_device)
-		return 0;
-#ifdef GI_HAVE_CUDA_H
-	const struct gi_mem_provider *dev = gi_mem_choice_provider(&d->mem, GI_MEM_DEVICE, cs->name, err, sizeof(err));
-	if (!dev) {
-		gi_log(GI_LOG_ERR, "%s", err);
-		return -ENODEV;
-	}
-	/* 256: cuMemAlloc's own alignment, so va is the allocation base that
-	 * cuIpcGetMemHandle wants and cuIpcOpenMemHandle hands consumers */
-	rc = dev->alloc(dev, full, 256, false, &d->dev_ring[i], err, sizeof(err));
-	if (rc < 0) {
-		gi_log(GI_LOG_ERR, "stream %s: frame ring of %llu bytes in GPU memory: %s", cs->name,
-		       (unsigned long long)full, err);
-		return rc;
-	}
-	if (d->dev_ring[i].base) {
-		gi_log(GI_LOG_ERR, "stream %s: GPU frame ring is not at its allocation base; CUDA IPC cannot share it",
-		       cs->name);
-		return -EIO;
-	}
-	CUdeviceptr base = (CUdeviceptr)(uintptr_t)d->dev_ring[i].va;
-	CUipcMemHandle ipc;
-	CUresult res = d->cuda.memset_d8(base, 0, full);
-	if (res == CUDA_SUCCESS) /* the device ring's header: full geometry, as initialised above */
-		res = d->cuda.memcpy_htod(base, h, sizeof(*h));
-	if (res == CUDA_SUCCESS)
-		res = d->cuda.ipc_get_mem_handle(&ipc, base);
-	if (res != CUDA_SUCCESS) {
-		gi_log(GI_LOG_ERR, "stream %s: preparing the GPU frame ring failed: %s", cs->name,
-		       gi_cuda_drv_strerror(&d->cuda, (int)res, err, sizeof(err)));
-		return -EIO;
-	}
-	gi_frame_ring_make_mirror(h, (uint32_t)d->cuda.device_index, d->cuda.pci_bus_id, (const uint8_t *)&ipc,
-				  full);
-	st->mirror = h;
-	st->ring = (struct gi_frame_ring_hdr *)(uintptr_t)base; /* a device address: the executor uses it as is */
+	st->ring = fs->ring;
+	st->mirror = fs->mirror;
+	st->waiters = gi_shm_waiters(&fs->shm);
 	return 0;
-#else
-	gi_log(GI_LOG_ERR, "stream %s: frames in GPU memory need a build with CUDA headers", cs->name);
-	return -ENOTSUP;
-#endif
+}
+
+void gi_daemon_ring_close(struct gi_daemon *d, struct gi_frame_store *fs, bool unlink_name)
+{
+	if (d->wake && fs->shm.va)
+		gi_wake_server_remove(d->wake, fs->shm.fd);
+	gi_frame_store_close(fs, unlink_name);
+}
+
+void gi_daemon_check_consumers(struct gi_daemon *d)
+{
+	static const char *const what[GI_CFAULT__COUNT] = {
+		[GI_CFAULT_WAITERS_IMPLAUSIBLE] = "a consumer wrote an impossible sleeper count into its wake object",
+		[GI_CFAULT_WAITERS_STALE] = "its wake object counts sleepers that are not there (a consumer killed "
+					    "while asleep, or one that writes the count)",
+		[GI_CFAULT_RING_NAME] = "its frame ring's name was removed or replaced by someone else: consumers "
+					"that start now cannot find it",
+	};
+	for (uint32_t i = 0; i < d->cfg.n_streams && d->streams; i++) {
+		struct gi_stream_rt *st = &d->streams[i];
+		if (!(st->faults_logged & 1u << GI_CFAULT_RING_NAME) && gi_shm_name_gone(&d->store[i].shm))
+			GI_COUNTER_ADD(&st->consumer_faults[GI_CFAULT_RING_NAME], 1);
+		for (unsigned k = 0; k < GI_CFAULT__COUNT; k++) {
+			if ((st->faults_logged & 1u << k) || !GI_COUNTER_READ(&st->consumer_faults[k]))
+				continue;
+			st->faults_logged |= 1u << k;
+			gi_log(GI_LOG_WARNING,
+			       "stream %s: %s; the daemon goes on (each wake-up costs one system call at most), "
+			       "counted in gpuingest_consumer_faults_total{kind=\"%s\"}, logged once",
+			       d->cfg.streams[i].name, what[k], (const char *const[])GI_CFAULT_NAMES[k]);
+		}
+	}
 }
 
 int gi_daemon_streams_start(struct gi_daemon *d)
@@ -251,6 +247,11 @@ int gi_daemon_streams_start(struct gi_daemon *d)
 	struct timespec rt;
 
 	clock_gettime(CLOCK_REALTIME, &rt);
+	/* the wake socket, named by a token no other process can guess ahead of
+	 * us (it is an abstract name: whoever binds it first owns it) */
+	if (getrandom(&d->wake_token, sizeof(d->wake_token), 0) != (ssize_t)sizeof(d->wake_token) || !d->wake_token ||
+	    gi_wake_server_start(&d->wake, d->wake_token) < 0)
+		d->wake = NULL; /* said why; consumers poll */
 	d->streams = calloc(c->n_streams ? c->n_streams : 1, sizeof(*d->streams));
 	d->stream_map = malloc(map_len * sizeof(*d->stream_map));
 	if (!d->streams || !d->stream_map) {
@@ -263,7 +264,8 @@ int gi_daemon_streams_start(struct gi_daemon *d)
 	for (uint32_t i = 0; i < c->n_streams; i++) {
 		const struct gi_cfg_stream *cs = &c->streams[i];
 		struct gi_stream_rt *st = &d->streams[i];
-		int rc = frame_ring_start(d, i, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
+		int rc = gi_daemon_ring_open(d, cs, i, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
+					     &d->store[i], st);
 		if (rc < 0)
 			return rc;
 		gi_stream_rt_configure(st, cs); /* format, geometry, window: the same code as reload */

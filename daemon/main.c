@@ -450,13 +450,12 @@ static void force_exit(struct gi_daemon *d)
 	gi_log(GI_LOG_ERR, "second %s: exiting now without draining; open frames and batches in flight are lost",
 	       __atomic_load_n(&sig_last, __ATOMIC_RELAXED) == SIGINT ? "SIGINT" : "SIGTERM");
 	for (uint32_t i = 0; i < d->cfg.n_streams; i++) {
-		if (!d->shm[i].va)
+		struct gi_frame_ring_hdr *h = gi_frame_store_hdr(&d->store[i]);
+		if (!h)
 			continue;
-		__atomic_store_n(&((struct gi_frame_ring_hdr *)d->shm[i].va)->closed, 1, __ATOMIC_RELEASE);
-		gi_frame_wake_now(d->shm[i].va, gi_shm_waiters(&d->shm[i]));
-		shm_unlink(d->shm[i].name);
-		if (d->shm[i].wake)
-			shm_unlink(d->shm[i].wake_name);
+		__atomic_store_n(&h->closed, 1, __ATOMIC_RELEASE);
+		gi_frame_wake_now(h, gi_shm_waiters(&d->store[i].shm));
+		gi_shm_unlink(&d->store[i].shm);
 	}
 	gi_notify_errno(EINTR, "stopped by a second signal without draining");
 	fflush(stderr);
@@ -529,17 +528,10 @@ static void teardown(struct gi_daemon *d)
 	/* the executor first: it registered frame rings it must unregister before they go */
 	gi_executor_destroy(d->exec);
 	d->exec = NULL;
-	for (uint32_t i = 0; i < d->cfg.n_streams; i++) {
-		if (!d->shm[i].va)
-			continue;
-		struct gi_frame_ring_hdr *h = d->shm[i].va;
-		__atomic_store_n(&h->closed, 1, __ATOMIC_RELEASE);
-		gi_frame_wake_now(h, gi_shm_waiters(&d->shm[i]));
-		gi_shm_unlink(&d->shm[i]); /* no consumer opens it once its memory may be gone */
-		gi_mem_region_free(&d->shm_reg[i]);
-		gi_mem_region_free(&d->dev_ring[i]);
-		gi_shm_destroy(&d->shm[i], 1);
-	}
+	for (uint32_t i = 0; i < d->cfg.n_streams; i++)
+		gi_daemon_ring_close(d, &d->store[i], true);
+	gi_wake_server_stop(d->wake);
+	d->wake = NULL;
 	for (uint32_t i = 0; i < d->n_rxq; i++) {
 		/* batches the rx lcore stopped waiting for, which the executor drained afterwards */
 		gi_rxq_reap_all(&d->rxq[i]);
@@ -581,6 +573,7 @@ static void run(struct gi_daemon *d, unsigned duration_s)
 	uint64_t interval = (uint64_t)d->cfg.stats.status_interval_ms * 1000000u;
 	uint64_t next_status = gi_now_ns() + interval;
 	uint64_t stop_at = duration_s ? gi_now_ns() + (uint64_t)duration_s * 1000000000ull : UINT64_MAX;
+	uint64_t next_check = gi_now_ns() + 1000000000ull;
 	static struct gi_watchdog wd;
 
 	gi_watchdog_init(&wd, d, gi_now_ns()); /* WATCHDOG_USEC; baseline progress taken at READY */
@@ -599,6 +592,10 @@ static void run(struct gi_daemon *d, unsigned duration_s)
 			gi_stats_status_line(d, &prev, line, sizeof(line));
 			fprintf(stderr, "%s\n", line);
 			next_status = now + interval;
+		}
+		if (now >= next_check) { /* what consumers did to the rings' shared objects (lifecycle.h) */
+			gi_daemon_check_consumers(d);
+			next_check = now + 1000000000ull;
 		}
 		/* pings only while every rx lcore and the executor make progress (notify.c) */
 		gi_watchdog_poll(&wd, d, now);

@@ -435,6 +435,23 @@ int gi_metrics_render(const struct gi_metrics_snapshot *s, struct gi_buf *out)
 		}
 	}
 
+	static const char *const fault_names[GI_CFAULT__COUNT] = GI_CFAULT_NAMES;
+	mw_family(&w, "consumer_faults_total", "counter",
+		  "What consumers did to a stream's shared objects that the daemon saw and withstood, by kind "
+		  "(waiters_implausible, waiters_stale: the wake object's count; ring_name_gone).");
+	for (uint32_t i = 0; i < s->n_streams; i++) {
+		for (unsigned k = 0; k < GI_CFAULT__COUNT; k++) {
+			mw_begin(&w, "consumer_faults_total", NULL);
+			mw_label(&w, "stream", s->streams[i].name);
+			mw_label(&w, "kind", fault_names[k]);
+			mw_end_u64(&w, s->streams[i].consumer_faults[k]);
+		}
+	}
+	mw_family(&w, "wake_refused_total", "counter",
+		  "Requests to the wake socket refused: no proof of reading the ring, or garbage.");
+	mw_begin(&w, "wake_refused_total", NULL);
+	mw_end_u64(&w, s->wake_refused);
+
 	mw_family(&w, "batch_latency_seconds", "histogram",
 		  "Time from a batch's publication to its completion by the executor.");
 	mw_hist(&w, "batch_latency_seconds", NULL, NULL, &s->batch_latency);

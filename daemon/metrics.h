@@ -57,6 +57,7 @@ struct gi_metrics_stream {
 	const char *name;
 	struct gi_stream_counters c;
 	struct gi_hist frame_latency;
+	uint64_t consumer_faults[GI_CFAULT__COUNT]; /* kernels/frame.h */
 };
 
 struct gi_metrics_snapshot {
@@ -85,6 +86,7 @@ struct gi_metrics_snapshot {
 	struct gi_hist batch_latency;
 	uint64_t config_reloads_ok;
 	uint64_t config_reloads_error;
+	uint64_t wake_refused;     /* requests the wake socket refused (daemon/wake_server.h) */
 };
 
 /* A growable text buffer. */

@@ -124,9 +124,7 @@ struct stream_plan {
 	struct gi_cfg_stream cfg[GI_MAX_STREAMS]; /* port_index resolved against the running ports */
 	struct gi_stream_rt *streams;
 	uint16_t *map;
-	struct gi_shm shm[GI_MAX_STREAMS];
-	struct gi_mem_region shm_reg[GI_MAX_STREAMS];
-	struct gi_mem_region dev_ring[GI_MAX_STREAMS];
+	struct gi_frame_store store[GI_MAX_STREAMS];
 	struct gi_flow_rule added[GI_MAX_PORTS][GI_FLOW_MAX_RULES]; /* rules made before the swap */
 	unsigned n_added[GI_MAX_PORTS];
 };
@@ -187,35 +185,22 @@ static unsigned plan_check_ports(const struct stream_plan *pl, const struct gi_c
 	return n;
 }
 
-/* A new host-memory frame ring for new stream j (the host executor's kind). */
+/* A new frame ring for new stream j, made as at start-up. */
 static int plan_ring_create(struct gi_daemon *d, struct stream_plan *pl, uint32_t j, uint64_t created_ns)
 {
 	const struct gi_cfg_stream *cs = &pl->cfg[j];
-	uint64_t len = gi_frame_ring_bytes(cs->ring_slots, gi_cfg_slot_packets(cs), cs->payload_bytes);
-	char err[512];
 
 	/* a removed or re-shaped stream's name: its consumers keep the old
 	 * object until it is closed; new ones find the new ring */
 	for (uint32_t i = 0; i < pl->n_old; i++)
-		if (pl->fate[i] < 0 && !pl->name_reused[i] && strcmp(d->shm[i].name, cs->shm) == 0) {
-			shm_unlink(cs->shm);
+		if (pl->fate[i] < 0 && !pl->name_reused[i] && strcmp(d->store[i].shm.name, cs->shm) == 0) {
+			gi_shm_unlink(&d->store[i].shm);
 			pl->name_reused[i] = true;
 		}
-	int rc = gi_shm_create(&pl->shm[j], cs->shm, len, 0640, created_ns);
+	int rc = gi_daemon_ring_open(d, cs, j, created_ns, &pl->store[j], &pl->streams[j]);
 	if (rc < 0)
 		return rc;
 	pl->created[j] = true;
-	struct gi_frame_ring_hdr *h = pl->shm[j].va;
-	gi_frame_ring_init(h, cs->ring_slots, gi_cfg_slot_packets(cs), cs->payload_bytes, cs->frame_bytes, cs->format, j, cs->name,
-			   created_ns);
-	rc = gi_mem_register_shared(&d->mem, h, GI_ALIGN_UP(len, 4096), &pl->shm_reg[j], err, sizeof(err));
-	if (rc < 0) {
-		gi_log(GI_LOG_ERR, "reload: stream %s: frame ring %s: %s", cs->name, cs->shm, err);
-		return rc;
-	}
-	pl->streams[j].ring = h;
-	pl->streams[j].mirror = NULL;
-	pl->streams[j].waiters = gi_shm_waiters(&pl->shm[j]);
 	return 0;
 }
 
@@ -226,10 +211,8 @@ static void plan_abort(struct gi_daemon *d, struct stream_plan *pl)
 		for (unsigned r = 0; r < pl->n_added[p]; r++)
 			gi_flow_rule_del(&d->ports[p].flows, pl->added[p][r].udp_dst_port);
 	for (uint32_t j = 0; j < pl->n_new; j++)
-		if (pl->created[j]) {
-			gi_mem_region_free(&pl->shm_reg[j]);
-			gi_shm_destroy(&pl->shm[j], 1);
-		}
+		if (pl->created[j])
+			gi_daemon_ring_close(d, &pl->store[j], true);
 	free(pl->streams);
 	free(pl->map);
 }
@@ -269,9 +252,7 @@ static int plan_build(struct gi_daemon *d, struct stream_plan *pl)
 		if (i >= 0) {
 			st->ring = d->streams[i].ring; /* the executor copies the rest from the running stream */
 			st->mirror = d->streams[i].mirror;
-			pl->shm[j] = d->shm[i];
-			pl->shm_reg[j] = d->shm_reg[i];
-			pl->dev_ring[j] = d->dev_ring[i];
+			pl->store[j] = d->store[i];
 		} else {
 			rc = plan_ring_create(d, pl, j, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
 			if (rc < 0) {
@@ -411,18 +392,17 @@ static int apply_streams(struct gi_daemon *d, const struct gi_config *next, stru
 	unsigned rule_failures = plan_fix_rules(d, pl, cur);
 	struct gi_stream_rt *old_streams = d->streams;
 	uint16_t *old_map = d->stream_map;
-	struct gi_shm old_shm[GI_MAX_STREAMS];
-	struct gi_mem_region old_reg[GI_MAX_STREAMS], old_dev[GI_MAX_STREAMS];
-	memcpy(old_shm, d->shm, sizeof(old_shm));
-	memcpy(old_reg, d->shm_reg, sizeof(old_reg));
-	memcpy(old_dev, d->dev_ring, sizeof(old_dev));
+	struct gi_frame_store *old_store = malloc(sizeof(d->store));
+	if (!old_store) { /* before the swap below: the executor already runs on the new table, so it must happen */
+		gi_log(GI_LOG_ERR, "reload: out of memory while retiring frame rings; they stay until shutdown");
+	} else {
+		memcpy(old_store, d->store, sizeof(d->store));
+	}
 
 	gi_stats_lock();
 	d->streams = pl->streams;
 	d->stream_map = pl->map;
-	memcpy(d->shm, pl->shm, sizeof(d->shm));
-	memcpy(d->shm_reg, pl->shm_reg, sizeof(d->shm_reg));
-	memcpy(d->dev_ring, pl->dev_ring, sizeof(d->dev_ring));
+	memcpy(d->store, pl->store, sizeof(d->store));
 	memcpy(eff->streams, pl->cfg, sizeof(eff->streams));
 	eff->n_streams = pl->n_new;
 	d->cfg.n_streams = pl->n_new; /* d->cfg.streams follows with eff in commit(); snapshots read both */
@@ -437,15 +417,10 @@ static int apply_streams(struct gi_daemon *d, const struct gi_config *next, stru
 		d->retired.metadata += c->metadata;
 		d->retired.duplicates += c->duplicates;
 		d->retired.late += c->late;
-		struct gi_frame_ring_hdr *h = old_shm[i].va;
-		if (h)
-			__atomic_store_n(&h->closed, 1, __ATOMIC_RELEASE); /* consumers drain and leave */
-		if (!pl->name_reused[i])
-			gi_shm_unlink(&old_shm[i]); /* before its memory goes (shm.h) */
-		gi_mem_region_free(&old_reg[i]);
-		gi_mem_region_free(&old_dev[i]);
-		gi_shm_destroy(&old_shm[i], !pl->name_reused[i]);
+		if (old_store) /* consumers drain and leave */
+			gi_daemon_ring_close(d, &old_store[i], !pl->name_reused[i]);
 	}
+	free(old_store);
 	free(old_streams);
 	free(old_map);
 	free(pl);

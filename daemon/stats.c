@@ -159,6 +159,8 @@ static int snapshot_locked(const struct gi_daemon *d, struct gi_stats_snap *st)
 		st->streams[i].name = st->stream_names[i];
 		stream_counters_read(&st->streams[i].c, &d->streams[i].c);
 		hist_read(&st->streams[i].frame_latency, &d->streams[i].frame_latency);
+		for (int k = 0; k < GI_CFAULT__COUNT; k++)
+			st->streams[i].consumer_faults[k] = GI_COUNTER_READ(&d->streams[i].consumer_faults[k]);
 	}
 	s->n_streams = d->streams ? d->cfg.n_streams : 0;
 	s->streams = st->streams;
@@ -176,6 +178,7 @@ static int snapshot_locked(const struct gi_daemon *d, struct gi_stats_snap *st)
 	}
 	s->config_reloads_ok = d->reloads_ok;
 	s->config_reloads_error = d->reloads_error;
+	s->wake_refused = gi_wake_server_refused(d->wake);
 	return 0;
 }
 

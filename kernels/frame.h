@@ -77,7 +77,7 @@ struct gi_frame_ring_hdr {
 	uint64_t dev_ring_bytes;  /* size of the device allocation behind ipc_handle */
 	uint8_t ipc_handle[64];   /* CUipcMemHandle of the device ring (64 bytes by the CUDA ABI) */
 	char dev_pci_bus_id[32];  /* the GPU by PCI address: ordinals differ between processes */
-	uint8_t pad0[256 - 248];
+	uint64_t wake_token;      /* names the daemon's wake socket (below); 0: none, consumers poll */
 	/* written by the executor, read by consumers (own cache line) */
 	uint64_t next_frame;      /* frames < next_frame are final */
 	uint64_t first_frame;     /* first frame number this run saw */
@@ -91,6 +91,7 @@ GI_STATIC_ASSERT(sizeof(struct gi_frame_ring_hdr) == 256 + GI_CACHE_LINE, "frame
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, ipc_handle) == 152, "IPC handle record ABI");
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, ipc_handle) % 8 == 0, "IPC handle is 8-byte aligned");
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, wake_seq) == 280, "futex word ABI");
+GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, wake_token) == 248, "wake token ABI (was padding)");
 
 /*
  * Wake-ups.  A consumer with nothing to read sleeps in FUTEX_WAIT on the
@@ -103,16 +104,36 @@ GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, wake_seq) == 280, "futex wor
  * `waiters` cannot live in the ring: consumers map the ring read-only
  * (mode 0640), and the ring must stay that way, since the executor reads
  * its slots back.  It lives in the ring's wake object, a page of its own
- * named GI_FRAME_WAKE_NAME(ring name), mode 0660: consumers in the service
- * group add themselves around a sleep.  A consumer that cannot open it
- * polls instead.  Both sides use sequentially consistent accesses, so
- * either the waker sees the waiter, or the waiter sees the new wake_seq and
- * FUTEX_WAIT returns at once.  A consumer killed while asleep leaves the
- * count high: the daemon then wakes on every publication, which costs a
- * system call but loses nothing.
+ * that consumers map read-write and add themselves to around a sleep.  The
+ * object is a sealed memfd (its size cannot change, it has no name): the
+ * daemon reads it on every publication, so a consumer able to truncate it
+ * could kill the daemon (daemon/wake_server.h has the threat).  Consumers
+ * get its descriptor from the daemon's wake socket: an abstract unix
+ * socket (SOCK_SEQPACKET) named GI_FRAME_WAKE_SOCKET_FMT of the header's
+ * wake_token; they send GI_FRAME_WAKE_REQUEST with their read-only
+ * descriptor of the ring (SCM_RIGHTS), the proof that they may read it,
+ * and receive GI_FRAME_WAKE_MAGIC with the wake object's descriptor.  A
+ * consumer that cannot get it polls instead.  Both sides use sequentially
+ * consistent accesses, so either the waker sees the waiter, or the waiter
+ * sees the new wake_seq and FUTEX_WAIT returns at once.  The count is a
+ * hint to the daemon, never trusted: a consumer killed while asleep leaves
+ * it high, a broken one writes garbage; the daemon then wakes on every
+ * publication, a system call that loses nothing, and reports it once.
  */
+#define GI_FRAME_WAKE_SOCKET_FMT "gpuingest-wake-%016llx" /* the abstract name, after its NUL */
+#define GI_FRAME_WAKE_REQUEST "GIWAKE1"                    /* 8 bytes with its NUL */
+#define GI_FRAME_WAITERS_PLAUSIBLE 65536u                  /* more sleepers than this: a broken count */
+#define GI_FRAME_WAKE_STALE 256u /* FUTEX_WAKEs in a row that found nobody although the count said someone slept */
+
+/* What a consumer did to a ring's shared objects that the daemon saw (host only; counted, logged once). */
+enum gi_consumer_fault {
+	GI_CFAULT_WAITERS_IMPLAUSIBLE = 0, /* a count above GI_FRAME_WAITERS_PLAUSIBLE (garbage written) */
+	GI_CFAULT_WAITERS_STALE,           /* the count stays up with nobody asleep (a consumer killed asleep) */
+	GI_CFAULT_RING_NAME,               /* the ring's name was removed or replaced under the daemon */
+	GI_CFAULT__COUNT
+};
+#define GI_CFAULT_NAMES { "waiters_implausible", "waiters_stale", "ring_name_gone" }
 #define GI_FRAME_WAKE_MAGIC 0x4749574bu /* "GIWK" */
-#define GI_FRAME_WAKE_SUFFIX ".wake"
 
 struct gi_frame_wake {
 	uint32_t magic;

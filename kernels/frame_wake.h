@@ -22,14 +22,21 @@
 
 /*
  * Consumers see whatever was stored before this: bump the word, wake
- * sleepers if any.  Returns how many were woken (tests), 0 without a call.
+ * sleepers if any.  Returns how many were woken (tests), 0 without a call;
+ * *count (if given) is the sleepers' count as read, 0 without one.
  */
-static inline long gi_frame_wake_now(struct gi_frame_ring_hdr *h, uint32_t *waiters)
+static inline long gi_frame_wake_now_n(struct gi_frame_ring_hdr *h, uint32_t *waiters, uint32_t *count)
 {
 	__atomic_add_fetch(&h->wake_seq, 1, __ATOMIC_SEQ_CST);
-	if (waiters && __atomic_load_n(waiters, __ATOMIC_SEQ_CST))
-		return syscall(SYS_futex, &h->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-	return 0;
+	uint32_t n = waiters ? __atomic_load_n(waiters, __ATOMIC_SEQ_CST) : 0;
+	if (count)
+		*count = n;
+	return n ? syscall(SYS_futex, &h->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0) : 0;
+}
+
+static inline long gi_frame_wake_now(struct gi_frame_ring_hdr *h, uint32_t *waiters)
+{
+	return gi_frame_wake_now_n(h, waiters, NULL);
 }
 
 /*
@@ -39,6 +46,25 @@ static inline long gi_frame_wake_now(struct gi_frame_ring_hdr *h, uint32_t *wait
 static inline struct gi_frame_ring_hdr *gi_stream_consumer_hdr(const struct gi_stream_rt *st)
 {
 	return st->mirror ? st->mirror : st->ring;
+}
+
+/*
+ * Consumers write the sleepers' count; the daemon only takes it as a hint
+ * (frame.h).  A count no set of consumers could reach, or one that stays
+ * up while FUTEX_WAKE finds nobody, is a consumer's fault: counted here
+ * (gpuingest_consumer_faults_total; the main thread logs each kind once),
+ * and costs one system call per publication, nothing more.  One writer:
+ * the thread that wakes the stream's consumers.
+ */
+static inline void gi_stream_wake_audit(struct gi_stream_rt *st, uint32_t count, long woken)
+{
+	if (count > GI_FRAME_WAITERS_PLAUSIBLE)
+		GI_COUNTER_ADD(&st->consumer_faults[GI_CFAULT_WAITERS_IMPLAUSIBLE], 1);
+	if (woken > 0) {
+		st->wake_misses = 0;
+	} else if (++st->wake_misses == GI_FRAME_WAKE_STALE) {
+		GI_COUNTER_ADD(&st->consumer_faults[GI_CFAULT_WAITERS_STALE], 1);
+	}
 }
 
 /*
@@ -52,7 +78,10 @@ static inline int gi_stream_wake(struct gi_stream_rt *st)
 	if (next == st->wake_next)
 		return 0;
 	st->wake_next = next;
-	gi_frame_wake_now(h, st->waiters);
+	uint32_t count;
+	long woken = gi_frame_wake_now_n(h, st->waiters, &count);
+	if (count)
+		gi_stream_wake_audit(st, count, woken);
 	return 1;
 }
 

@@ -146,6 +146,9 @@ struct gi_stream_rt {
 	/* host only: waking consumers (frame_wake.h); the GPU never reads these */
 	uint32_t *waiters;        /* the ring's wake object's count, NULL: no wake object */
 	uint64_t wake_next;       /* consumers' next_frame at the last wake */
+	uint32_t wake_misses;     /* FUTEX_WAKEs in a row that woke nobody while the count said someone slept */
+	uint32_t faults_logged;   /* consumer_faults kinds the main thread has logged (bit per kind) */
+	uint64_t consumer_faults[GI_CFAULT__COUNT]; /* what consumers did to the shared objects (frame.h) */
 
 	struct gi_stream_counters c;
 	struct gi_hist frame_latency;

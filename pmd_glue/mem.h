@@ -128,6 +128,21 @@ void gi_mem_region_free(struct gi_mem_region *r);
 
 struct gi_cuda_drv;
 
+/* What a consumer needs to open a region of GPU memory in its own process. */
+struct gi_mem_cuda_ipc {
+	uint8_t handle[64];      /* CUipcMemHandle */
+	uint32_t dev_ordinal;    /* the daemon's CUDA ordinal */
+	char pci_bus_id[32];     /* the GPU by PCI address: ordinals differ between processes */
+};
+
+/*
+ * Share region `r` (the cuda provider's device memory, at its allocation
+ * base) with other processes: zero it, copy hdr_len bytes of `hdr` to its
+ * start, and take its CUDA IPC handle.  0, or -errno with one line in err.
+ */
+int gi_mem_cuda_share(const struct gi_mem_region *r, const void *hdr, size_t hdr_len, struct gi_mem_cuda_ipc *out,
+		      char *err, size_t errlen);
+
 /* What the machine offers; filled by gi_gpu_probe() or by a test. */
 struct gi_gpu_probe {
 	uint16_t gpudev_count;       /* rte_gpu_count_avail() */

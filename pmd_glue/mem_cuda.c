@@ -224,6 +224,43 @@ void gi_mem_cuda_bind(struct gi_mem_provider providers[GI_MEM_N_KINDS], struct g
 	};
 }
 
+int gi_mem_cuda_share(const struct gi_mem_region *r, const void *hdr, size_t hdr_len, struct gi_mem_cuda_ipc *out,
+		      char *err, size_t errlen)
+{
+	struct gi_cuda_drv *d = r->provider && r->provider->kind == GI_MEM_DEVICE && !strcmp(r->provider->name, "cuda")
+					? r->provider->ctx
+					: NULL;
+	char eb[160];
+	int rc;
+
+	if (!d) {
+		snprintf(err, errlen, "CUDA IPC needs a region of the cuda provider's device memory");
+		return -EINVAL;
+	}
+	if ((rc = cuda_ready(d, "CUDA IPC", err, errlen)) < 0)
+		return rc;
+	if (r->base) {
+		snprintf(err, errlen, "not at its allocation base; CUDA IPC cannot share it");
+		return -EIO;
+	}
+	CUdeviceptr base = (CUdeviceptr)(uintptr_t)r->va;
+	CUipcMemHandle ipc;
+	CUresult res = d->memset_d8(base, 0, r->len);
+	if (res == CUDA_SUCCESS && hdr_len)
+		res = d->memcpy_htod(base, hdr, hdr_len);
+	if (res == CUDA_SUCCESS)
+		res = d->ipc_get_mem_handle(&ipc, base);
+	if (res != CUDA_SUCCESS) {
+		snprintf(err, errlen, "preparing it for CUDA IPC failed: %s", gi_cuda_drv_strerror(d, (int)res, eb, sizeof(eb)));
+		return -EIO;
+	}
+	GI_STATIC_ASSERT(sizeof(ipc) == sizeof(out->handle), "CUipcMemHandle is 64 bytes by the CUDA ABI");
+	memcpy(out->handle, &ipc, sizeof(out->handle));
+	out->dev_ordinal = (uint32_t)d->device_index;
+	snprintf(out->pci_bus_id, sizeof(out->pci_bus_id), "%s", d->pci_bus_id);
+	return 0;
+}
+
 #else /* !GI_HAVE_CUDA_H: the providers exist and say why they cannot work */
 
 static int cuda_unbuilt_alloc(const struct gi_mem_provider *p, size_t len, size_t align, bool want_hugepages,
@@ -245,6 +282,14 @@ static int cuda_unbuilt_register(const struct gi_mem_provider *p, void *va, size
 static void cuda_unbuilt_free(struct gi_mem_region *r)
 {
 	r->va = NULL;
+}
+
+int gi_mem_cuda_share(const struct gi_mem_region *r, const void *hdr, size_t hdr_len, struct gi_mem_cuda_ipc *out,
+		      char *err, size_t errlen)
+{
+	(void)r, (void)hdr, (void)hdr_len, (void)out;
+	snprintf(err, errlen, "frames in GPU memory need a build with CUDA headers");
+	return -ENOTSUP;
 }
 
 void gi_mem_cuda_bind(struct gi_mem_provider providers[GI_MEM_N_KINDS], struct gi_cuda_drv *drv)

@@ -26,35 +26,36 @@ static int shm_create_fd(const char *name, unsigned mode)
 }
 
 /*
- * The wake object: group-writable (consumers count themselves in), and
- * nothing else in it, so the ring itself stays read-only to them.
+ * The wake object: consumers write their count of sleepers into it and
+ * the daemon reads it on every publication, so it must not be something a
+ * consumer can shrink under the daemon (SIGBUS), grow, unlink or replace:
+ * a memfd, sealed against shrinking and growing (F_SEAL_SEAL too, so the
+ * seals stay), handed out by the wake socket to consumers that prove they
+ * may read the ring.  What consumers write into it stays a hint
+ * (kernels/frame_wake.h).
  */
-static void wake_create(struct gi_shm *s, unsigned mode, uint64_t created_ns)
+static void wake_create(struct gi_shm *s, uint64_t created_ns)
 {
-	unsigned wmode = mode | ((mode & 0040) ? 0020 : 0) | ((mode & 0400) ? 0200 : 0);
 	struct gi_frame_wake *w;
-	int fd;
+	int fd = memfd_create(s->name[0] == '/' ? s->name + 1 : s->name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
-	snprintf(s->wake_name, sizeof(s->wake_name), "%s%s", s->name, GI_FRAME_WAKE_SUFFIX);
-	fd = shm_create_fd(s->wake_name, wmode);
 	if (fd < 0) {
-		gi_log(GI_LOG_WARNING, "frame ring %s: no wake object %s (%s): its consumers will poll", s->name,
-		       s->wake_name, strerror(errno));
+		gi_log(GI_LOG_WARNING, "frame ring %s: no wake object (memfd_create: %s): its consumers will poll", s->name,
+		       strerror(errno));
 		return;
 	}
-	if (fchmod(fd, wmode) != 0 || ftruncate(fd, sizeof(*w)) != 0 ||
+	if (ftruncate(fd, sizeof(*w)) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
 	    (w = mmap(NULL, sizeof(*w), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-		gi_log(GI_LOG_WARNING, "frame ring %s: wake object %s: %s: its consumers will poll", s->name,
-		       s->wake_name, strerror(errno));
+		gi_log(GI_LOG_WARNING, "frame ring %s: wake object: %s: its consumers will poll", s->name, strerror(errno));
 		close(fd);
-		shm_unlink(s->wake_name);
 		return;
 	}
-	close(fd);
 	w->version = GI_FRAME_VERSION;
 	w->ring_created_ns = created_ns;
 	__atomic_store_n(&w->magic, GI_FRAME_WAKE_MAGIC, __ATOMIC_RELEASE);
 	s->wake = w;
+	s->wake_fd = fd;
 }
 
 uint32_t *gi_shm_waiters(struct gi_shm *s)
@@ -67,8 +68,9 @@ int gi_shm_create(struct gi_shm *s, const char *name, size_t len, unsigned mode,
 	int fd, rc;
 
 	memset(s, 0, sizeof(*s));
+	s->fd = s->wake_fd = -1;
 	snprintf(s->name, sizeof(s->name), "%s", name);
-	wake_create(s, mode, created_ns);
+	wake_create(s, created_ns);
 	fd = shm_create_fd(name, mode);
 	if (fd < 0) {
 		rc = -errno;
@@ -97,7 +99,7 @@ int gi_shm_create(struct gi_shm *s, const char *name, size_t len, unsigned mode,
 		goto fail;
 	}
 	s->len = len;
-	close(fd);
+	s->fd = fd;
 	return 0;
 fail:
 	close(fd);
@@ -106,26 +108,42 @@ fail:
 	return rc;
 }
 
+int gi_shm_name_gone(const struct gi_shm *s)
+{
+	struct stat mine, named;
+	if (s->fd < 0 || s->unlinked || fstat(s->fd, &mine) != 0)
+		return 0;
+	char path[96];
+	snprintf(path, sizeof(path), "/dev/shm%s", s->name);
+	return mine.st_nlink == 0 || stat(path, &named) != 0 || named.st_ino != mine.st_ino || named.st_dev != mine.st_dev;
+}
+
 void gi_shm_unlink(struct gi_shm *s)
 {
 	if (s->unlinked)
 		return;
 	if (s->va)
 		shm_unlink(s->name);
-	if (s->wake)
-		shm_unlink(s->wake_name);
 	s->unlinked = 1;
 }
 
 void gi_shm_destroy(struct gi_shm *s, int unlink_name)
 {
+	if (!s->name[0])
+		return; /* never created (a zeroed table entry): it holds no descriptor */
 	if (unlink_name)
 		gi_shm_unlink(s);
 	if (s->va)
 		munmap(s->va, s->len);
 	s->va = NULL;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
 	if (s->wake)
 		munmap(s->wake, sizeof(*s->wake));
 	s->wake = NULL;
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
+	s->wake_fd = -1;
 	s->unlinked = 0;
 }

@@ -2,10 +2,12 @@
  * shm.h — POSIX shared-memory objects for host-memory frame rings.
  *
  * The daemon creates one object per stream (mode 0640), maps it read-write,
- * and removes the name at shutdown; consumers map it read-only.  Beside it
- * goes the ring's wake object (NAME.wake, one page, mode 0660: consumers
- * register there before they sleep, kernels/frame.h).  A stale object left
- * by a crashed run is replaced, with a notice.
+ * and removes the name at shutdown; consumers map it read-only, so they
+ * can neither resize nor write it.  Beside it goes the ring's wake object
+ * (kernels/frame.h): one page that consumers write, hence a sealed memfd
+ * whose size nobody can change and which has no name, handed to consumers
+ * by the daemon's wake socket (daemon/wake_server.h).  A stale object left
+ * by a crashed run under the ring's name is replaced, with a notice.
  *
  * Main thread only.
  */
@@ -21,9 +23,10 @@ struct gi_shm {
 	char name[64];
 	void *va;
 	size_t len;
-	char wake_name[72];
+	int fd;                     /* the ring's, kept: the wake socket's proof, and its name's health */
+	int wake_fd;                /* the sealed memfd, -1 without one */
 	struct gi_frame_wake *wake; /* NULL when it could not be made: consumers then poll */
-	int unlinked;               /* gi_shm_unlink() has removed the names */
+	int unlinked;               /* gi_shm_unlink() has removed the name */
 };
 
 /*
@@ -33,10 +36,12 @@ struct gi_shm {
 int gi_shm_create(struct gi_shm *s, const char *name, size_t len, unsigned mode, uint64_t created_ns);
 /* The wake object's count of sleeping consumers, for gi_stream_rt.waiters; NULL without one. */
 uint32_t *gi_shm_waiters(struct gi_shm *s);
+/* 1 when the ring's name no longer leads to this ring (someone removed or replaced it), else 0. */
+int gi_shm_name_gone(const struct gi_shm *s);
 /*
- * Remove the names (ring and wake object) while the memory stays: a ring
- * being closed is unlinked before its memory is freed, so no consumer can
- * open it in between (a GPU ring's IPC handle would be dead by then).
+ * Remove the name while the memory stays: a ring being closed is unlinked
+ * before its memory is freed, so no consumer can open it in between (a GPU
+ * ring's IPC handle would be dead by then).
  */
 void gi_shm_unlink(struct gi_shm *s);
 /* Unmap and (if unlink and not unlinked yet) remove the name. */

@@ -69,6 +69,7 @@ struct tally {
 	unsigned reports;
 	struct gic_stats lib;      /* the library's frame accounting, summed over reopened rings */
 	bool any;
+	bool wake;                 /* the last ring opened woke us (its wake object), not polling */
 	uint64_t first, last;
 };
 
@@ -131,6 +132,8 @@ static void usage(FILE *f)
 		"(a header error only where the daemon checked the frame, rocev2.frame_crc:\n"
 		"verify, and found otherwise; HSB's software emulator sends CRC 0, so each\n"
 		"of its frames is a sender_crc_mismatch).  frames_dumped, dump_errors.\n"
+		"waits: sleeps until the next frame; wake: the daemon wakes them (else they\n"
+		"poll).\n"
 		"Exit: 0 all verified bytes match, 1 a mismatch, header or dump error,\n"
 		"2 usage error or the ring could not be opened.\n");
 }
@@ -496,6 +499,7 @@ static void stats_add(struct gic_stats *sum, const struct gic_stats *s)
 	sum->overruns += s->overruns;
 	sum->skipped += s->skipped;
 	sum->protocol_errors += s->protocol_errors;
+	sum->waits += s->waits;
 }
 
 enum consumed { RING_DONE, RING_REOPEN };
@@ -631,6 +635,7 @@ int main(int argc, char **argv)
 			gic_close(r);
 			return EXIT_USAGE;
 		}
+		t.wake = info->wake;
 		how = consume(r, &o, &t, t_end, staging);
 		struct gic_stats s;
 		gic_stats(r, &s);
@@ -655,7 +660,7 @@ int main(int argc, char **argv)
 	       "\"frames_skipped\":%llu,\"overruns\":%llu,\"frames_passed\":%llu,\"packets_verified\":%llu,"
 	       "\"bytes_verified\":%llu,\"mismatches\":%llu,\"header_errors\":%llu,\"sender_records\":%llu,"
 	       "\"sender_crc_ok\":%llu,\"sender_crc_mismatch\":%llu,\"sender_bytes_mismatch\":%llu,"
-	       "\"frames_dumped\":%llu,\"dump_errors\":%llu,",
+	       "\"frames_dumped\":%llu,\"dump_errors\":%llu,\"waits\":%llu,\"wake\":%s,",
 	       (unsigned long long)t.lib.complete, (unsigned long long)t.lib.partial,
 	       (unsigned long long)t.lib.timed_out, (unsigned long long)t.lib.corrupt,
 	       (unsigned long long)t.lib.missing, (unsigned long long)t.lib.overruns,
@@ -663,7 +668,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)t.mismatches, (unsigned long long)t.header_errors,
 	       (unsigned long long)t.sender_records, (unsigned long long)t.sender_crc_ok,
 	       (unsigned long long)t.sender_crc_mismatch, (unsigned long long)t.sender_bytes_mismatch,
-	       (unsigned long long)t.dumped, (unsigned long long)t.dump_errors);
+	       (unsigned long long)t.dumped, (unsigned long long)t.dump_errors, (unsigned long long)t.lib.waits,
+	       t.wake ? "true" : "false");
 	if (t.any)
 		printf("\"first_frame\":%llu,\"last_frame\":%llu}\n", (unsigned long long)t.first,
 		       (unsigned long long)t.last);

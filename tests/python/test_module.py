@@ -3,7 +3,8 @@
 
 The test plays the daemon itself where it needs one: FakeRing writes a
 frame ring into /dev/shm the way kernels/frame.h lays it out (header,
-slots, seqlock words, bitmaps, payload, optionally the wake object), and
+slots, seqlock words, bitmaps, payload, optionally the wake object and
+the wake socket that hands it out: FakeWakeServer), and
 the module reads it through the real libgpuingest.
 
 Covered: the ctypes structs against what the C compiler says of
@@ -23,12 +24,14 @@ Run: /usr/bin/python3 tests/python/test_module.py  (GPUINGEST_LIBRARY
 defaults to build/client/libgpuingest.so.1 of this tree; meson test sets it).
 """
 import ctypes
+import fcntl
 import gc
 import json
 import mmap
 import os
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -79,6 +82,50 @@ def pattern(frame, nbytes):
     return ((np.arange(nbytes, dtype=np.uint64) * 7 + frame * 13) & 0xFF).astype(np.uint8)
 
 
+class FakeWakeServer:
+    """The daemon's wake socket for one ring (daemon/wake_server.c, kernels/frame.h): a sealed
+    memfd with the wake object, handed to whoever sends the ring's descriptor."""
+
+    def __init__(self, ring_path, created):
+        self.fd = os.memfd_create("gi-pytest-wake", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        os.write(self.fd, struct.pack("<IIQ", WAKE_MAGIC, VERSION, created) + bytes(128 - 16))
+        fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+        self.ring = os.stat(ring_path)
+        self.token = int.from_bytes(os.urandom(8), "little") | 1
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock.bind(b"\0" + b"gpuingest-wake-%016x" % self.token)
+        self.sock.listen(8)
+        self.sock.settimeout(0.1)
+        self.stopping = False
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while not self.stopping:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    msg, fds, _, _ = socket.recv_fds(conn, 64, 4)
+                except OSError:
+                    continue
+                ok = msg == b"GIWAKE1\0" and len(fds) == 1 and \
+                    (os.fstat(fds[0]).st_ino, os.fstat(fds[0]).st_dev) == (self.ring.st_ino, self.ring.st_dev)
+                for fd in fds:
+                    os.close(fd)
+                if ok:
+                    socket.send_fds(conn, [struct.pack("<I", WAKE_MAGIC)], [self.fd])
+
+    def stop(self):
+        self.stopping = True
+        self.thread.join()
+        self.sock.close()
+        os.close(self.fd)
+
+
 class FakeRing:
     """A host frame ring in /dev/shm written as the daemon's executor would."""
     count = 0
@@ -107,18 +154,18 @@ class FakeRing:
         if in_device:  # a metadata mirror with a handle no process exported
             struct.pack_into("<IIQQ", self.mm, 128, 1, 0, full, PAGE + n_slots * full)
             self.mm[216:228] = b"0000:ca:00.0"
-        self.wake_path = None
+        self.wake = None
         if wake:
-            self.wake_path = self.path + ".wake"
-            with open(self.wake_path, "wb") as f:
-                f.write(struct.pack("<IIQ", WAKE_MAGIC, VERSION, self.created) + bytes(128 - 16))
+            self.wake = FakeWakeServer(self.path, self.created)
+            struct.pack_into("<Q", self.mm, 248, self.wake.token)  # wake_token
         struct.pack_into("<I", self.mm, 0, MAGIC)  # last: a consumer that sees it sees the whole header
         self.next_frame = None
 
     def destroy(self):
-        for p in (self.path, self.wake_path):
-            if p and os.path.exists(p):
-                os.unlink(p)
+        if self.wake:
+            self.wake.stop()
+        if os.path.exists(self.path):
+            os.unlink(self.path)
         self.mm.close()
 
     def slot(self, f):

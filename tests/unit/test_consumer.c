@@ -1,7 +1,8 @@
 /*
  * test_consumer.c — libgpuingest (client/consumer.c) against rings made the
- * daemon's way: gi_shm_create() (ring + wake object in /dev/shm),
- * gi_frame_ring_init(), and the daemon's waker gi_frame_wake_now().  The
+ * daemon's way: gi_shm_create() (ring in /dev/shm + sealed wake object),
+ * gi_frame_ring_init(), the daemon's wake socket (daemon/wake_server.c)
+ * and its waker gi_frame_wake_now().  The
  * test plays the executor with publish(): a slot's seq odd, its header,
  * bitmap and payload, seq even, then next_frame and the wake.
  *
@@ -10,7 +11,10 @@
  * bitmap, frames the daemon skipped, an overrun found while reading and by
  * gic_copy, a lapped consumer, skip-to-newest and GIC_OPEN_LATEST, close,
  * a removed ring (restart), the futex wake (the waker finds the sleeper:
- * FUTEX_WAKE reports one woken), and polling without the wake object.
+ * FUTEX_WAKE reports one woken), polling without the wake object, and the
+ * wake socket: it refuses requests without proof of the ring, and what it
+ * hands out cannot be resized (the seals).  Every name is this process's
+ * own: nothing another run left in /dev/shm changes an outcome.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,12 +25,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "daemon/wake_server.h"
 #include "gpuingest/consumer.h"
 #include "kernels/frame_wake.h"
 #include "pmd_glue/shm.h"
@@ -40,6 +49,8 @@ struct ring_fixture {
 	struct gi_shm shm;
 	struct gi_frame_ring_hdr *h;
 	struct gic_ring *r;
+	struct gi_wake_server *ws;
+	uint64_t token;
 };
 
 static int setup(void **state)
@@ -52,6 +63,12 @@ static int setup(void **state)
 	fx->h = fx->shm.va;
 	/* the last packet is short: 69 * 64 + 10 bytes */
 	gi_frame_ring_init(fx->h, SLOTS, PACKETS, PAYLOAD, 69 * PAYLOAD + 10, 1, 0, "cam0", 12345);
+	/* the daemon's wake socket, named by a token of this run */
+	assert_int_equal(getrandom(&fx->token, sizeof(fx->token), 0), (ssize_t)sizeof(fx->token));
+	fx->token |= 1;
+	assert_int_equal(gi_wake_server_start(&fx->ws, fx->token), 0);
+	assert_int_equal(gi_wake_server_add(fx->ws, fx->shm.fd, fx->shm.wake_fd, "cam0"), 0);
+	fx->h->wake_token = fx->token;
 	*state = fx;
 	return 0;
 }
@@ -60,6 +77,7 @@ static int teardown(void **state)
 {
 	struct ring_fixture *fx = *state;
 	gic_close(fx->r);
+	gi_wake_server_stop(fx->ws);
 	gi_shm_destroy(&fx->shm, 1);
 	free(fx);
 	return 0;
@@ -133,18 +151,22 @@ static void test_open_errors(void **state)
 	struct gic_ring *r = NULL;
 	char err[256];
 
-	assert_int_equal(gic_open(&r, "/gi-test-consumer-none", 0, 0, err, sizeof(err)), GIC_TIMEOUT);
+	char none[96];
+	snprintf(none, sizeof(none), "%s-none", fx->name);
+	assert_int_equal(gic_open(&r, none, 0, 0, err, sizeof(err)), GIC_TIMEOUT);
 	assert_non_null(strstr(err, "no such frame ring"));
 	assert_null(r);
-	assert_int_equal(gic_open(&r, "/gi-test-consumer-none", 50, 0, err, sizeof(err)), GIC_TIMEOUT);
+	assert_int_equal(gic_open(&r, none, 50, 0, err, sizeof(err)), GIC_TIMEOUT);
 	assert_int_equal(gic_open(&r, "", 0, 0, err, sizeof(err)), -EINVAL);
 	assert_int_equal(gic_open(&r, "a/b", 0, 0, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "stream name"));
 	assert_int_equal(gic_open(&r, "/a/b", 0, 0, err, sizeof(err)), -EINVAL);
 	assert_int_equal(gic_open(&r, fx->name, 0, 0x80, err, sizeof(err)), -EINVAL);
-	/* by stream name: "/gpuingest-cam0" does not exist here */
-	assert_int_equal(gic_open(&r, "cam0", 0, 0, err, sizeof(err)), GIC_TIMEOUT);
-	assert_non_null(strstr(err, "/gpuingest-cam0"));
+	/* by stream name: a name of this process's own, which no earlier run can have left behind */
+	char stream[48];
+	snprintf(stream, sizeof(stream), "none-%d", (int)getpid());
+	assert_int_equal(gic_open(&r, stream, 0, 0, err, sizeof(err)), GIC_TIMEOUT);
+	assert_non_null(strstr(err, "/gpuingest-none-"));
 
 	/* another ring version: refused at once, both versions named */
 	fx->h->version = 2;
@@ -436,12 +458,12 @@ static void test_futex_wake(void **state)
 	assert_int_equal(advance(fx, 0, fx->h->next_frame), 0);
 }
 
-/* Without access to the wake object a consumer still gets every frame, by polling. */
+/* Without the wake object (a daemon without a wake socket) a consumer still gets every frame, by polling. */
 static void test_poll_without_wake_object(void **state)
 {
 	struct ring_fixture *fx = *state;
 	struct gic_frame f;
-	shm_unlink(fx->shm.wake_name);
+	fx->h->wake_token = 0;
 	open_ok(fx, 0);
 	assert_int_equal(gic_info(fx->r)->wake, 0);
 	publish(fx, 0, 0, 1);
@@ -456,6 +478,77 @@ static void test_stale_wake_object(void **state)
 	fx->shm.wake->ring_created_ns = 1;
 	open_ok(fx, 0);
 	assert_int_equal(gic_info(fx->r)->wake, 0);
+}
+
+/* One request to the wake socket: `payload` with descriptor `fd` (-1: none); the descriptor it answers with, or -1. */
+static int wake_request(uint64_t token, const void *payload, size_t len, int fd)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, GI_FRAME_WAKE_SOCKET_FMT, (unsigned long long)token);
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	assert_true(s >= 0);
+	assert_int_equal(connect(s, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)), 0);
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cm;
+	memset(&cm, 0, sizeof(cm));
+	struct iovec iov = { (void *)payload, len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (fd >= 0) {
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = sizeof(cm.buf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	assert_true(sendmsg(s, &msg, MSG_NOSIGNAL) >= 0);
+	uint32_t reply = 0;
+	struct iovec riov = { &reply, sizeof(reply) };
+	struct msghdr rmsg = { .msg_iov = &riov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };
+	int got = -1;
+	if (recvmsg(s, &rmsg, MSG_CMSG_CLOEXEC) == (ssize_t)sizeof(reply) && reply == GI_FRAME_WAKE_MAGIC) {
+		struct cmsghdr *c = CMSG_FIRSTHDR(&rmsg);
+		if (c && c->cmsg_type == SCM_RIGHTS)
+			memcpy(&got, CMSG_DATA(c), sizeof(int));
+	}
+	close(s);
+	return got;
+}
+
+/*
+ * The wake socket hands the wake object only to who proves they read the
+ * ring, and what it hands cannot be resized: the daemon reads that page on
+ * every publication, and a truncated page would SIGBUS it.
+ */
+static void test_wake_socket(void **state)
+{
+	struct ring_fixture *fx = *state;
+	int ro = shm_open(fx->name, O_RDONLY, 0);
+	assert_true(ro >= 0);
+	int w = wake_request(fx->token, GI_FRAME_WAKE_REQUEST, sizeof(GI_FRAME_WAKE_REQUEST), ro);
+	assert_true(w >= 0);
+	int seals = fcntl(w, F_GET_SEALS);
+	assert_int_equal(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	assert_int_equal(ftruncate(w, 0), -1);
+	assert_int_equal(errno, EPERM);
+	assert_int_equal(ftruncate(w, 1 << 20), -1);
+	assert_int_equal(errno, EPERM);
+	close(w);
+	assert_int_equal(gi_wake_server_refused(fx->ws), 0);
+	/* refused: no descriptor, another file's, garbage */
+	assert_int_equal(wake_request(fx->token, GI_FRAME_WAKE_REQUEST, sizeof(GI_FRAME_WAKE_REQUEST), -1), -1);
+	int other = open("/dev/null", O_RDONLY);
+	assert_int_equal(wake_request(fx->token, GI_FRAME_WAKE_REQUEST, sizeof(GI_FRAME_WAKE_REQUEST), other), -1);
+	close(other);
+	assert_int_equal(wake_request(fx->token, "GET / HTTP/1.0\r\n\r\n", 18, ro), -1);
+	assert_int_equal(gi_wake_server_refused(fx->ws), 3);
+	close(ro);
+	/* and the consumer that asks properly gets it */
+	open_ok(fx, 0);
+	assert_int_equal(gic_info(fx->r)->wake, 1);
 }
 
 static void test_strerror(void **state)
@@ -485,6 +578,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_futex_wake, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_poll_without_wake_object, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_wake_object, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wake_socket, setup, teardown),
 		cmocka_unit_test(test_strerror),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

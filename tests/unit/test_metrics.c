@@ -51,6 +51,7 @@ static void fill_snapshot(struct gi_metrics_snapshot *s, const char *second_stre
 	gi_hist_observe(&streams[0].frame_latency, 3000);      /* ≤ 5 µs */
 	gi_hist_observe(&streams[0].frame_latency, 3000);
 	gi_hist_observe(&streams[0].frame_latency, 2000000000); /* +Inf */
+	streams[0].consumer_faults[GI_CFAULT_WAITERS_STALE] = 2;
 	streams[1].name = second_stream;
 	streams[1].c.packets = 7;
 	gi_hist_observe(&streams[1].frame_latency, 250000);
@@ -81,6 +82,7 @@ static void fill_snapshot(struct gi_metrics_snapshot *s, const char *second_stre
 	gi_hist_observe(&s->batch_latency, 1000);           /* ≤ 1 µs, on the bound */
 	s->config_reloads_ok = 2;
 	s->config_reloads_error = 1;
+	s->wake_refused = 9;
 }
 
 static char *render(const char *second_stream)
@@ -169,6 +171,12 @@ static void test_sample_lines(void **state)
 		"gpuingest_frame_latency_seconds_count{stream=\"cam0\"} 4",
 		"gpuingest_config_reloads_total{result=\"ok\"} 2",
 		"gpuingest_config_reloads_total{result=\"error\"} 1",
+		"# TYPE gpuingest_consumer_faults_total counter",
+		"gpuingest_consumer_faults_total{stream=\"cam0\",kind=\"waiters_implausible\"} 0",
+		"gpuingest_consumer_faults_total{stream=\"cam0\",kind=\"waiters_stale\"} 2",
+		"gpuingest_consumer_faults_total{stream=\"cam0\",kind=\"ring_name_gone\"} 0",
+		"# TYPE gpuingest_wake_refused_total counter",
+		"gpuingest_wake_refused_total 9",
 	};
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
 		assert_line(t, lines[i]);
@@ -256,7 +264,7 @@ static void test_families_whole(void **state)
 				fail_msg("sample outside its family %s: %s", family, line);
 		}
 	}
-	assert_int_equal(n_seen, 32);
+	assert_int_equal(n_seen, 34);
 	free(t);
 }
 

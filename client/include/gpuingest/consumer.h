@@ -141,7 +141,8 @@ struct gic_ring_info {
 	char pci_bus_id[32];     /* GPU rings: the GPU, e.g. "0000:41:00.0" */
 	int32_t cuda_device;     /* GPU rings: its CUDA ordinal in this process; else -1 */
 	uint32_t wake;           /* 1: waits sleep on the futex and the daemon wakes them;
-				  * 0: no access to the ring's wake object, waits poll (200 µs) */
+				  * 0: no wake object (the daemon's wake socket unreachable,
+				  * or none), waits poll (200 µs) */
 	uint32_t reserved[8];
 };
 
