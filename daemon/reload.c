@@ -315,12 +315,21 @@ static void plan_log(const struct stream_plan *pl, const struct gi_config *cur)
 		int32_t i = pl->carry[j];
 		if (i >= 0) {
 			const struct gi_cfg_stream *os = &cur->streams[i];
-			if (!stream_same_live(os, cs))
-				gi_log(GI_LOG_NOTICE,
-				       "reload: stream %s: reorder_window %u -> %u, frame_timeout_ms %u -> %u, "
-				       "resync_frames %u -> %u, queue %u -> %u (state and frame ring kept)",
-				       cs->name, os->reorder_window, cs->reorder_window, os->frame_timeout_ms,
-				       cs->frame_timeout_ms, os->resync_frames, cs->resync_frames, os->queue, cs->queue);
+			if (stream_same_live(os, cs))
+				continue;
+			/* only what changed */
+			char what[256];
+			size_t n = 0;
+#define CHANGED(field)                                                                                     \
+	if (os->field != cs->field)                                                                            \
+		n += (size_t)snprintf(what + n, sizeof(what) - GI_MIN(n, sizeof(what)), "%s" #field " %u -> %u", \
+				      n ? ", " : "", (unsigned)os->field, (unsigned)cs->field)
+			CHANGED(reorder_window);
+			CHANGED(frame_timeout_ms);
+			CHANGED(resync_frames);
+			CHANGED(queue);
+#undef CHANGED
+			gi_log(GI_LOG_NOTICE, "reload: stream %s: %s (state and frame ring kept)", cs->name, what);
 			continue;
 		}
 		bool reshaped = false;
@@ -393,8 +402,9 @@ static int apply_streams(struct gi_daemon *d, const struct gi_config *next, stru
 	struct gi_stream_rt *old_streams = d->streams;
 	uint16_t *old_map = d->stream_map;
 	struct gi_frame_store *old_store = malloc(sizeof(d->store));
-	if (!old_store) { /* before the swap below: the executor already runs on the new table, so it must happen */
-		gi_log(GI_LOG_ERR, "reload: out of memory while retiring frame rings; they stay until shutdown");
+	if (!old_store) { /* the executor already runs on the new table: the swap must happen anyway */
+		gi_log(GI_LOG_ERR, "reload: out of memory while retiring frame rings; the retired ones stay open and "
+		       "named until the daemon exits");
 	} else {
 		memcpy(old_store, d->store, sizeof(d->store));
 	}
@@ -516,8 +526,15 @@ static unsigned apply_batches(struct gi_daemon *d, const struct gi_config *next,
 			gi_rxq_set_batch(rxq, max, nb->timeout_us); /* in range: checked above */
 			eff->ports[p].queues[q].batch.max_packets = max;
 			eff->ports[p].queues[q].batch.timeout_us = nb->timeout_us;
-			gi_log(GI_LOG_NOTICE, "reload: port %s queue %u: batch max_packets %u -> %u, timeout_us %u -> %u",
-			       cp->name, q, ob->max_packets, max, ob->timeout_us, nb->timeout_us);
+			if (max != ob->max_packets && ob->timeout_us != nb->timeout_us)
+				gi_log(GI_LOG_NOTICE, "reload: port %s queue %u: batch max_packets %u -> %u, timeout_us %u -> %u",
+				       cp->name, q, ob->max_packets, max, ob->timeout_us, nb->timeout_us);
+			else if (max != ob->max_packets)
+				gi_log(GI_LOG_NOTICE, "reload: port %s queue %u: batch max_packets %u -> %u", cp->name, q,
+				       ob->max_packets, max);
+			else
+				gi_log(GI_LOG_NOTICE, "reload: port %s queue %u: batch timeout_us %u -> %u", cp->name, q,
+				       ob->timeout_us, nb->timeout_us);
 			(*live)++;
 		}
 	}

@@ -163,9 +163,12 @@ int gi_pool_create(struct gi_pool *p, const struct gi_pool_conf *c)
 		rc = -rte_errno;
 		goto fail;
 	}
-	gi_log(GI_LOG_INFO, "memory pool %s: %u mbufs x %u bytes in %s %s memory (%zu bytes, %zu KiB pages)", c->name,
-	       c->n_mbufs, p->elt_size, prov->name, gi_mem_kind_name(prov->kind), p->region.len,
-	       p->region.page_sz >> 10);
+	/* "host memory", "host_pinned memory (cuda)": the kind, and the provider when it says more */
+	gi_log(GI_LOG_INFO, "memory pool %s: %u mbufs x %u bytes in %s memory%s%s%s (%zu bytes, %zu KiB pages)",
+	       c->name, c->n_mbufs, p->elt_size, gi_mem_kind_name(prov->kind),
+	       strcmp(prov->name, gi_mem_kind_name(prov->kind)) ? " (" : "",
+	       strcmp(prov->name, gi_mem_kind_name(prov->kind)) ? prov->name : "",
+	       strcmp(prov->name, gi_mem_kind_name(prov->kind)) ? ")" : "", p->region.len, p->region.page_sz >> 10);
 	free(ext);
 	free(iovas);
 	return 0;

@@ -52,10 +52,10 @@ S0='gpuingest_stream_packets_total{stream="s0"}'
 S2='gpuingest_stream_packets_total{stream="s2"}'
 
 write_config "$T/two.yaml" "$DEV" s0:5000:32:512 s1:5001:32:512
-write_config "$T/three.yaml" "$DEV" s0:5000:32:512 s1:5001:32:512 s2:5002:32:512
+write_config "$T/three.yaml" "$DEV" s0:5000:32:512:6 s1:5001:32:512 s2:5002:32:512
 sed -i 's/timeout_us: 200}/timeout_us: 500}/; s/^  level: info/  level: debug/' "$T/three.yaml"
 # two errors: a typo'd key and a value out of range
-sed -e 's/^    rx_queues:/    mtuu: 9000\n    rx_queues:/' -e '0,/reorder_window: 4/s//reorder_window: 0/' \
+sed -e 's/^    rx_queues:/    mtuu: 9000\n    rx_queues:/' -e '0,/reorder_window: [0-9]*/s//reorder_window: 0/' \
   "$T/three.yaml" >"$T/invalid.yaml"
 sed 's/^    rx_queues:/    mtu: 9000\n    rx_queues:/' "$T/three.yaml" >"$T/mtu.yaml"
 cp "$T/two.yaml" "$T/run.yaml"
@@ -69,13 +69,19 @@ ns_before=$(metric "$NO_STREAM")
 [ "$ns_before" -gt 0 ] || fail "packets to udp 5002 should count as no_stream before the reload"
 echo "  ok no_stream before the reload: $ns_before"
 
-echo "=== (a) valid change: stream s2 added, batch.timeout_us 200 -> 500, log.level info -> debug"
+echo "=== (a) valid change: stream s2 added, s0 reorder_window 4 -> 6, batch.timeout_us 200 -> 500, log.level info -> debug"
 reload_to "$T/three.yaml"
 wait_metric_ge "$OK" 1
 need_log "s2 added" "reload: stream s2 added: port p0 queue 0 udp 5002"
-need_log "batch timeout applied" "reload: port p0 queue 0: batch max_packets 32 -> 32, timeout_us 200 -> 500"
+need_log "batch timeout applied" "reload: port p0 queue 0: batch timeout_us 200 -> 500"
+need_log "s0's window applied" "reload: stream s0: reorder_window 4 -> 6 (state and frame ring kept)"
 need_log "log level applied" "reload: log.level info -> debug"
-need_log "summary" "3 changes applied"
+need_log "summary" "3 changes applied" # the stream table, the batch, the log level
+# what did not change is not listed as a change
+if grep -qE -- "-> (32|1000|0),|max_packets 32 -> 32|frame_timeout_ms 0 -> 0" "$T/daemon.log"; then
+  grep -E -- "reload: (stream|port)" "$T/daemon.log" >&2
+  fail "a reload line lists a field that did not change"
+fi
 wait_metric_ge "$S2" 200
 wait_metric_ge 'gpuingest_stream_frames_total{stream="s2",state="complete"}' 3
 ns_after=$(metric "$NO_STREAM")
