@@ -9,6 +9,9 @@
    kernels/frame.h (and what it includes), kernels/cuda_drv.h and its own.
 3. No C file or header in daemon/, pmd_glue/, kernels/ or client/ is longer
    than 800 lines unless its opening comment says why ("kept whole").
+4. DESIGN.md stays true where a machine can tell: its folder table names
+   every top-level folder of the tree and no other, and its metrics list
+   names exactly the families daemon/metrics.c renders.
 One line per problem; exit 1 if any.
 """
 import os
@@ -35,6 +38,31 @@ def resolve(f, inc):
         if os.path.isfile(os.path.join(SRC, p)):
             return p
     return None  # generated (gi_build_config.h) or a system header
+
+
+def design_problems():
+    """DESIGN.md's folder table and metrics list against the tree and daemon/metrics.c."""
+    out = []
+    path = os.path.join(SRC, "DESIGN.md")
+    if not os.path.isfile(path):
+        return ["DESIGN.md: missing (the project's design document)"]
+    design = open(path, encoding="utf-8").read()
+    folders = set(re.findall(r"^\| `([a-z_]+)/` \|", design, re.M))
+    tree = {d for d in os.listdir(SRC) if os.path.isdir(os.path.join(SRC, d)) and not d.startswith(".")
+            and not d.startswith("build") and d not in ("subprojects", "__pycache__")}
+    for d in sorted(tree - folders):
+        out.append(f"DESIGN.md: the folder table does not name {d}/")
+    for d in sorted(folders - tree):
+        out.append(f"DESIGN.md: the folder table names {d}/, which the tree does not have")
+    m = re.search(r"^## Metrics\n(.*?)^## ", design, re.M | re.S)
+    listed = set(re.findall(r"`gpuingest_([a-z_]+)`", m.group(1))) if m else set()
+    code = open(os.path.join(SRC, "daemon", "metrics.c"), encoding="utf-8").read()
+    rendered = set(re.findall(r'(?:mw_family\(&?w, |per_(?:port|queue|stream)\(&w, s, )"([a-z_]+)"', code))
+    for f in sorted(rendered - listed):
+        out.append(f"DESIGN.md: the metrics list lacks gpuingest_{f} (daemon/metrics.c renders it)")
+    for f in sorted(listed - rendered):
+        out.append(f"DESIGN.md: the metrics list names gpuingest_{f}, which daemon/metrics.c does not render")
+    return out
 
 
 def main():
@@ -76,6 +104,7 @@ def main():
     for n in sorted(graph):
         if n not in state:
             visit(n)
+    problems += design_problems()
     for p in problems:
         print("check_layout: " + p)
     if not problems:
