@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # setup.sh — install what gpuingest needs on Debian 12, build it, and either
-# run the demo or the test suite.
+# run the demo or the test suite.  As root, or with sudo in front.
 #
-#   sudo ./setup.sh --demo    install + build + run the built-in demo (~20 s)
-#   sudo ./setup.sh --test    install + build + run the whole test suite, then
+#   ./setup.sh --demo    install + build (~4 min the first time) + run the built-in demo (20 s)
+#   ./setup.sh --test    install + build + run the whole test suite, then
 #                             again under ASan+UBSan with the CUDA executor on
 #                             CPU threads (build-asan/, -Demulate_cuda=true),
 #                             the data path and the emulated CUDA executor
 #                             under ThreadSanitizer, also with the emulation's
 #                             stress switch (build-tsan/), then every fuzzer
 #                             for FUZZ_SECONDS (default 30) each (build-fuzz/)
-#   sudo ./setup.sh --test --long   the same, fuzzers 600 s each
-#   sudo ./setup.sh           install + build only
+#   ./setup.sh --test --long   the same, fuzzers 600 s each
+#   ./setup.sh                 install + build only
 #
 # Idempotent: packages already present are not reinstalled, an existing
 # build directory is reused.  BUILD_DIR overrides the build directory.
