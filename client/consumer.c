@@ -49,8 +49,11 @@ struct gic_ring {
 	uint64_t *bitmap;               /* the current frame's bitmap, copied under the seqlock */
 	unsigned flags;
 	uint64_t f;                     /* the next frame number to look at */
-	bool started;
-	bool skip_at_start;
+	bool started;                   /* f is set: the stream had started when we opened, or has since */
+	bool skip_at_start;             /* GIC_OPEN_LATEST, or gic_skip_to_newest() before the start */
+	bool recheck_start;             /* opened running: move the start to what the ring still holds at
+					 * the first look, up to open_next */
+	uint64_t open_next;             /* next_frame when it opened a running ring */
 	uint64_t next_name_check;
 	struct gic_ring_info info;
 	struct gic_stats st;
@@ -301,6 +304,40 @@ static int try_open(struct gic_ring *r, const char *shm, const char *stream, cha
 	return 1;
 }
 
+static void start_at(struct gic_ring *r, uint64_t f)
+{
+	r->started = true;
+	r->f = f;
+	r->st.first_frame = f;
+	r->st.next_frame = f;
+	r->st.started = 1;
+}
+
+/*
+ * The oldest frame a ring that is already running still holds: where a
+ * consumer that opens it now starts.  Frames before it were gone before
+ * this consumer came; counting them as its overruns (or as missing) would
+ * report a late join as a slow reader, so its accounting starts here.
+ *
+ * Of the last n_slots numbers, not frame next_frame - n_slots: its slot is
+ * frame next_frame's, which the daemon fills with the next packet that
+ * comes (a lapped consumer resumes past it too, in gic_next()).  Nor those
+ * whose slots already hold newer frames (open ones, up to the reorder
+ * window ahead of next_frame).
+ */
+static uint64_t oldest_held(struct gi_frame_ring_hdr *h, uint64_t *next_out)
+{
+	uint64_t first = GI_LOAD_RELAXED_U64(&h->first_frame);
+	uint64_t next = GI_LOAD_ACQUIRE_U64(&h->next_frame);
+	if (next_out)
+		*next_out = next;
+	uint64_t start = next > first && next - first >= h->n_slots ? next - h->n_slots + 1 : first;
+	for (uint64_t f = start; f < next; f++)
+		if (GI_LOAD_ACQUIRE_U64(&gi_frame_slot_at(h, f)->seq) > 2 * f + 2)
+			start = f + 1;
+	return start;
+}
+
 int gic_open(struct gic_ring **out, const char *name, int timeout_ms, unsigned flags, char *err, size_t err_len)
 {
 	char shm[256];
@@ -362,6 +399,12 @@ int gic_open(struct gic_ring **out, const char *name, int timeout_ms, unsigned f
 			return GIC_INTERRUPTED;
 		}
 	}
+	/* already running: start now, so that a frame published from here on
+	 * and lapped before it is read is this consumer's overrun */
+	if (__atomic_load_n(&r->hdr->started, __ATOMIC_ACQUIRE)) {
+		start_at(r, oldest_held(r->hdr, &r->open_next));
+		r->recheck_start = true;
+	}
 	r->next_name_check = now_ns() + NAME_CHECK_NS;
 	*out = r;
 	return GIC_OK;
@@ -394,6 +437,25 @@ static bool rate_limited_name_gone(struct gic_ring *r)
 		return false;
 	r->next_name_check = now + NAME_CHECK_NS;
 	return name_gone(r);
+}
+
+/*
+ * The first look at a ring that was running when it opened: frames
+ * published before the open that the ring reused since were gone before
+ * this consumer read anything (it may have set up for a while after
+ * gic_open()); the start moves past them, never past open_next, so what
+ * was published after the open and lapped since still counts as overruns.
+ */
+static void settle_start(struct gic_ring *r)
+{
+	if (!r->recheck_start)
+		return;
+	r->recheck_start = false;
+	uint64_t start = oldest_held(r->hdr, NULL);
+	if (start > r->open_next)
+		start = r->open_next;
+	if (start > r->f)
+		start_at(r, start);
 }
 
 /* Is there something for gic_next() to do (a frame, the start, the close)? */
@@ -520,11 +582,11 @@ int gic_next(struct gic_ring *r, struct gic_frame *f, int timeout_ms)
 
 	r->err[0] = '\0';
 	for (;;) {
-		if (!r->started && __atomic_load_n(&h->started, __ATOMIC_ACQUIRE)) {
-			r->started = true;
-			r->f = GI_LOAD_RELAXED_U64(&h->first_frame);
-			r->st.first_frame = r->f;
-			r->st.started = 1;
+		/* opened before the stream started: every frame of it is ours */
+		if (!r->started && __atomic_load_n(&h->started, __ATOMIC_ACQUIRE))
+			start_at(r, GI_LOAD_RELAXED_U64(&h->first_frame));
+		if (r->started) {
+			settle_start(r);
 			if (r->skip_at_start)
 				gic_skip_to_newest(r);
 		}
@@ -611,6 +673,7 @@ uint64_t gic_skip_to_newest(struct gic_ring *r)
 		return 0;
 	}
 	r->skip_at_start = false;
+	settle_start(r);
 	uint64_t next = GI_LOAD_ACQUIRE_U64(&r->hdr->next_frame);
 	if (next <= r->f + 1)
 		return 0;

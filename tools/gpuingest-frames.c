@@ -4,12 +4,14 @@
  * Why it exists: it is the reference consumer, built on libgpuingest
  * (client/include/gpuingest/consumer.h) like any other: the library opens
  * the ring (host memory, or GPU memory through CUDA IPC), follows the
- * seqlock protocol and accounts for every frame number from the ring's
- * first frame on: complete, partial, timed out, corrupt, skipped (no packet
- * of it arrived) or overrun (the daemon reused the slot before or while we
- * read it).  This tool checks each frame against the payload pattern
- * gpuingest-sim sends (kernels/udp_seq.h), and --dump writes frames out as
- * .npy files for a look at real data.  Tests compare its JSON with the sim's.
+ * seqlock protocol and accounts for every frame number from where it
+ * started (the stream's first frame, or for a ring already running the
+ * oldest frame it still held): complete, partial, timed out, corrupt,
+ * skipped (no packet of it arrived) or overrun (the daemon reused the slot
+ * before or while we read it).  This tool checks each frame against the
+ * payload pattern gpuingest-sim sends (kernels/udp_seq.h), and --dump
+ * writes frames out as .npy files for a look at real data.  Tests compare
+ * its JSON with the sim's.
  *
  * It never writes to the ring and never blocks the daemon: a slow consumer
  * (--slow-us) loses frames to overruns, it does not slow the producer.
@@ -107,10 +109,12 @@ static void usage(FILE *f)
 		"                    Sensor Bridge metadata: frame number, PTP times, CRC,\n"
 		"                    bytes written) as a JSON line before the summary\n"
 		"  --no-verify       do not compare payloads with the simulator's pattern\n"
-		"                    (real sensor data); headers are still checked\n"
+		"                    (real sensor data); headers are still checked, and\n"
+		"                    packets_verified and bytes_verified stay 0\n"
 		"  --dump DIR        write each frame as DIR/frame-<N>.npy (NumPy) with\n"
 		"                    DIR/frame-<N>.json beside it (state, counts, times,\n"
-		"                    missing packets, sender record); DIR must exist\n"
+		"                    missing packets, sender record); DIR is created\n"
+		"                    (with its parents) if it does not exist\n"
 		"  --dump-max N      stop dumping after N frames (default 0: all)\n"
 		"  --dtype T         element type of the dump: u8 (default), i8, u16, i16,\n"
 		"                    u32, i32, u64, i64, f32, f64, c64 (complex float),\n"
@@ -122,8 +126,13 @@ static void usage(FILE *f)
 		"Output: one JSON object on stdout.  Every frame number from first_frame to\n"
 		"last_frame is counted once: frames_complete + frames_partial +\n"
 		"frames_timed_out + frames_corrupt + frames_skipped + overruns (+\n"
-		"frames_passed, never with this tool).  (corrupt: the daemon found the\n"
-		"frame's sender record wrong, rocev2.frame_crc.)  mismatches counts payload\n"
+		"frames_passed, never with this tool).  first_frame is the stream's first\n"
+		"frame, or for a ring already running when this tool opened it the oldest\n"
+		"frame the ring still held: overruns are frames the ring reused after that,\n"
+		"before or while they were read.  (corrupt: the daemon found the frame's\n"
+		"sender record wrong, rocev2.frame_crc.)  packets_verified and\n"
+		"bytes_verified count what was compared with the pattern (packets and bytes\n"
+		"that arrived): both 0 under --no-verify.  mismatches counts payload\n"
 		"bytes that differ from the pattern; header_errors counts published slots\n"
 		"whose metadata is inconsistent (received != bits in the bitmap, ...).\n"
 		"Frames with a sender record: sender_records; of the complete ones, the\n"
@@ -205,6 +214,52 @@ static void parse_shape(struct opts *o, const char *s)
 		die_usage("--shape: expected up to 4 positive integers separated by commas, got", s);
 }
 
+/* --dump DIR: one line and EXIT_USAGE unless it is (or, made here, becomes) a directory to write in. */
+static void dump_dir_fail(const char *dir, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+static void dump_dir_fail(const char *dir, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "gpuingest-frames: --dump %s: ", dir);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_USAGE);
+}
+
+/*
+ * Make DIR and any missing parents, as mkdir -p does: a dump directory
+ * named on the command line is one the user wants, and finding that it was
+ * missing only after the ring was opened would lose the run.
+ */
+static void make_dump_dir(const char *dir)
+{
+	char path[4096];
+	struct stat sb;
+
+	if (!dir[0] || strlen(dir) >= sizeof(path) - 32)
+		dump_dir_fail(dir, "expected a directory path of at most %zu characters", sizeof(path) - 33);
+	snprintf(path, sizeof(path), "%s", dir);
+	for (char *p = path + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(path, 0777) != 0) {
+			int e = errno;
+			if (e != EEXIST)
+				dump_dir_fail(dir, "cannot create directory %s: %s", path, strerror(e));
+			if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+				dump_dir_fail(dir, "%s exists and is not a directory", path);
+		}
+		*p = c;
+		if (!c)
+			break;
+	}
+	if (access(dir, W_OK | X_OK) != 0)
+		dump_dir_fail(dir, "directory not writable: %s", strerror(errno));
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -253,11 +308,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "gpuingest-frames: --shm NAME is required (see --help)\n");
 		exit(EXIT_USAGE);
 	}
-	if (o->dump) {
-		struct stat sb;
-		if (stat(o->dump, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(o->dump, W_OK) != 0)
-			die_usage("--dump: not a writable directory:", o->dump);
-	}
+	if (o->dump)
+		make_dump_dir(o->dump);
 }
 
 static void report_frame(struct tally *t, const struct opts *o, uint64_t f, const char *fmt, ...)
@@ -525,7 +577,7 @@ static enum consumed consume(struct gic_ring *r, const struct opts *o, struct ta
 			gic_stats(r, &s);
 			if (s.started) {
 				said_start = true;
-				fprintf(stderr, "gpuingest-frames: %s: stream %s started at frame %llu\n", o->shm,
+				fprintf(stderr, "gpuingest-frames: %s: stream %s: reading from frame %llu\n", o->shm,
 					info->stream, (unsigned long long)s.first_frame);
 			}
 		}
@@ -571,8 +623,10 @@ static enum consumed consume(struct gic_ring *r, const struct opts *o, struct ta
 		}
 		if (!gic_valid(r, &f))
 			continue; /* reused while we read it: the result means nothing (an overrun) */
-		t->packets += fc.packets;
-		t->bytes += fc.bytes;
+		if (o->verify) { /* --no-verify compared nothing: no packet or byte was verified */
+			t->packets += fc.packets;
+			t->bytes += fc.bytes;
+		}
 		if (f.sender.kind != GIC_SENDER_NONE) {
 			t->sender_records++;
 			t->sender_crc_ok += fc.crc == 1;

@@ -17,12 +17,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "scrape.h"
 
-#define DEFAULT_TARGET "/run/gpuingest/metrics.sock"
+/*
+ * Without a TARGET: the packaged daemon's socket (config/gpuingest.yaml,
+ * stats.unix), then the demo's (config/demo.yaml), the first that exists.
+ * The demo serves a socket of its own so that running it next to a
+ * production daemon never takes over that daemon's.
+ */
+static const struct {
+	const char *path, *whose;
+} default_targets[] = {
+	{ "/run/gpuingest/metrics.sock", "the packaged daemon's" },
+	{ "/run/gpuingest/demo-metrics.sock", "the demo's" },
+};
+#define N_DEFAULT_TARGETS (sizeof(default_targets) / sizeof(default_targets[0]))
 
 enum { EXIT_USAGE = 1, EXIT_UNREACHABLE = 2 };
 
@@ -144,7 +157,7 @@ static const char *dur(double s, char *buf, size_t len)
 #define P "gpuingest_"
 #define MAX_ROWS 256
 
-static void print_table(FILE *f, const char *target, const struct gi_scrape *a, const struct gi_scrape *b)
+static void print_table(FILE *f, const char *shown_as, const struct gi_scrape *a, const struct gi_scrape *b)
 {
 	static char names[MAX_ROWS][128], q[MAX_ROWS][128];
 	/* one buffer per si() call in a single printf */
@@ -158,7 +171,7 @@ static void print_table(FILE *f, const char *target, const struct gi_scrape *a, 
 			gi_scrape_label(b->s[i].labels, "backend", backend, sizeof(backend));
 	double busy = rate(a, b, get1(a, P "executor_busy_seconds_total", NULL, NULL),
 			   get1(b, P "executor_busy_seconds_total", NULL, NULL));
-	fprintf(f, "gpuingest-stat  %s  up %.0fs  backend %s  executor busy %.1f%%  interval %.2fs\n", target,
+	fprintf(f, "gpuingest-stat  %s  up %.0fs  backend %s  executor busy %.1f%%  interval %.2fs\n", shown_as,
 		get1(b, P "uptime_seconds", NULL, NULL), backend, 100 * (busy > 1 ? 1 : busy), dt);
 
 	fprintf(f, "\n%-16s %10s %11s %10s %10s %10s\n", "PORT", "RX pps", "RX bit/s", "MISSED/s", "NOMBUF/s", "ERRORS/s");
@@ -257,14 +270,43 @@ static void usage(FILE *f)
 		"rate, loss, duplicates, late packets, frames per second, frame and batch latency\n"
 		"percentiles (estimated from the histogram buckets), executor busy time.\n"
 		"\n"
-		"  TARGET            metrics socket path (contains '/') or HOST:PORT (default %s)\n"
+		"  TARGET            metrics socket path (contains '/') or HOST:PORT.  Without\n"
+		"                    one, the first of these that exists (the header line\n"
+		"                    names the one taken):\n"
+		"                      %-34s %s\n"
+		"                      %-34s %s\n"
 		"  -1, --once        print one table (two scrapes one interval apart) and exit\n"
 		"  -n, --count N     print N tables and exit\n"
 		"  -i, --interval S  seconds between scrapes (default 1, 0.1..3600)\n"
 		"  -h, --help        this text\n"
 		"\n"
 		"Exit status: 0 ok, 1 usage, 2 the metrics could not be read.\n",
-		DEFAULT_TARGET);
+		default_targets[0].path, default_targets[0].whose, default_targets[1].path, default_targets[1].whose);
+}
+
+/*
+ * The default target, and in `shown_as` how the header names it: the
+ * demo's socket says that it is the demo's and why it was taken.  NULL
+ * when neither exists (one line on stderr said so).
+ */
+static const char *default_target(char *shown_as, size_t len)
+{
+	struct stat sb;
+	for (size_t i = 0; i < N_DEFAULT_TARGETS; i++) {
+		if (stat(default_targets[i].path, &sb) != 0)
+			continue;
+		if (i == 0)
+			snprintf(shown_as, len, "%s", default_targets[i].path);
+		else
+			snprintf(shown_as, len, "%s (%s; no %s)", default_targets[i].path, default_targets[i].whose,
+				 default_targets[0].path);
+		return default_targets[i].path;
+	}
+	fprintf(stderr,
+		"gpuingest-stat: no metrics socket at %s (%s) or %s (%s): is gpuingestd running? "
+		"Name its stats.unix socket or HOST:PORT as TARGET\n",
+		default_targets[0].path, default_targets[0].whose, default_targets[1].path, default_targets[1].whose);
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -276,7 +318,8 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *target = DEFAULT_TARGET;
+	const char *target = NULL;
+	char shown_as[256];
 	long count = 0; /* 0: until interrupted */
 	double interval = 1;
 	int opt;
@@ -315,6 +358,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gpuingest-stat: unexpected argument '%s'\n", argv[optind]);
 		return EXIT_USAGE;
 	}
+	if (target)
+		snprintf(shown_as, sizeof(shown_as), "%s", target);
+	else if (!(target = default_target(shown_as, sizeof(shown_as))))
+		return EXIT_UNREACHABLE;
 
 	bool tty = isatty(STDOUT_FILENO) && count != 1;
 	struct gi_scrape prev, cur;
@@ -334,7 +381,7 @@ int main(int argc, char **argv)
 			fputs("\033[H\033[2J", stdout);
 		else if (i)
 			fputs("\n", stdout);
-		print_table(stdout, target, &prev, &cur);
+		print_table(stdout, shown_as, &prev, &cur);
 		fflush(stdout);
 		gi_scrape_free(&prev);
 		prev = cur;

@@ -1,25 +1,30 @@
 #!/usr/bin/env bash
 # frames_dump.sh — gpuingest-frames --dump: real frames out as NumPy files.
 #  - a clean memif run, the consumer dumps the first 5 frames of a stream as
-#    u16 with shape 32,256 (16384-byte frames): each frame-N.npy loads with
+#    u16 with shape 32,256 (16384-byte frames) into a directory that does
+#    not exist yet, two levels deep (made): each frame-N.npy loads with
 #    numpy.load as that dtype and shape, its bytes are the simulator's
 #    pattern for (sensor id, sensor frame), and frame-N.json beside it says
 #    complete, 32/32 packets, no missing packets, the same sensor frame;
 #    exactly 5 pairs, no temporary files left;
-#  - a dtype/shape that does not fit the ring's frames: exit 2, one line.
+#  - a dtype/shape that does not fit the ring's frames: exit 2, one line;
+#  - --dump to an existing file, or below one: exit 2, one line naming it,
+#    before the ring is opened;
+#  - --no-verify: the frames are counted but nothing is verified, so
+#    packets_verified and bytes_verified are 0 (a verifying consumer of
+#    the same frame beside it: 32 packets, 16384 bytes).
 source "$(dirname "$0")/lib.sh"
 need_root
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || skip "python3-numpy missing (setup.sh installs it)"
 
 SOCK=$T/memif.sock
 DEV="net_memif0,role=client,socket=$SOCK,socket-abstract=no"
-mkdir -p "$T/dump"
 write_config "$T/d.yaml" "$DEV" s0:5000:32:512
-GI_FRAMES_ARGS="--dump $T/dump --dump-max 5 --dtype u16 --shape 32,256" \
+GI_FRAMES_ARGS="--dump $T/made/dump --dump-max 5 --dtype u16 --shape 32,256" \
   run_memif_case dump "$T/d.yaml" --clean --streams 1 --dst-port 5000 --packets-per-frame 32 --payload 512 \
   --frames 40 --rate 20000 --start-delay-ms 1000 -- s0
 
-/usr/bin/python3 - "$T/dump" "$T/frames-s0.json" <<'PY'
+/usr/bin/python3 - "$T/made/dump" "$T/frames-s0.json" <<'PY'
 import glob, json, os, sys
 import numpy as np
 d = sys.argv[1]
@@ -51,17 +56,44 @@ PY
 
 # a shape that does not fit: refused before reading a frame
 rc=0
-"$FRAMES" --shm "/$TAG-none" --wait 0 --dump "$T/dump" --dtype u32 --shape 3,3 >"$T/out" 2>"$T/err" || rc=$?
+"$FRAMES" --shm "/$TAG-none" --wait 0 --dump "$T/made/dump" --dtype u32 --shape 3,3 >"$T/out" 2>"$T/err" || rc=$?
 [ "$rc" -eq 2 ] || fail "a missing ring: exit $rc, expected 2"
 write_config "$T/e.yaml" "$DEV" s0:5000:32:512
 start_sim --streams 1 --dst-port 5000 --packets-per-frame 32 --payload 512 --frames 1 --rate 1000 --start-delay-ms 3000
 start_daemon "$T/e.yaml"
+# --no-verify beside a verifying consumer: both read the one frame until the daemon closes the ring
+"$FRAMES" --shm "/$TAG-s0" --wait 5 --quiet --no-verify >"$T/noverify.json" 2>"$T/noverify.log" &
+NOVERIFY=$!
+PIDS+=("$NOVERIFY")
+"$FRAMES" --shm "/$TAG-s0" --wait 5 --quiet >"$T/verify.json" 2>"$T/verify.log" &
+VERIFY=$!
+PIDS+=("$VERIFY")
 rc=0
-"$FRAMES" --shm "/$TAG-s0" --wait 5 --dump "$T/dump" --dtype u32 --shape 3,3 >"$T/out" 2>"$T/err" || rc=$?
+"$FRAMES" --shm "/$TAG-s0" --wait 5 --dump "$T/made/dump" --dtype u32 --shape 3,3 >"$T/out" 2>"$T/err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "do not fit the ring's 16384-byte frames" "$T/err" && [ "$(wc -l <"$T/err")" -eq 1 ] ||
   { cat "$T/err"; fail "a dump shape that does not fit was not refused with one line (exit $rc)"; }
-rc=0
-"$FRAMES" --shm "/$TAG-s0" --dump "$T/nonexistent" >"$T/out" 2>"$T/err" || rc=$?
-[ "$rc" -eq 2 ] && grep -q "not a writable directory" "$T/err" || { cat "$T/err"; fail "--dump to a missing directory"; }
+# a path that is a file, or below one: refused before the ring (which exists) is read
+: >"$T/file"
+for bad in "$T/file" "$T/file/sub"; do
+  rc=0
+  "$FRAMES" --shm "/$TAG-s0" --wait 5 --dump "$bad" >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q -- "--dump $bad: $T/file exists and is not a directory" "$T/err" ||
+    { cat "$T/err"; fail "--dump $bad: exit $rc, want 2 and one line saying $T/file is no directory"; }
+done
+echo "  ok --dump makes a missing directory, refuses a file: $(cat "$T/err")"
+wait_sim
+wait_delivered "$(sim_sent)"
 stop_daemon
+for p in "$NOVERIFY" "$VERIFY"; do
+  for i in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  wait "$p" || fail "a consumer of the one-frame run failed: $(cat "$T/noverify.log" "$T/verify.log")"
+done
+python3 - "$T/noverify.json" "$T/verify.json" <<'PY'
+import json, sys
+nv, v = (json.load(open(p)) for p in sys.argv[1:3])
+assert nv["frames_complete"] == 1 and nv["packets_verified"] == 0 and nv["bytes_verified"] == 0, nv
+assert v["frames_complete"] == 1 and v["packets_verified"] == 32 and v["bytes_verified"] == 16384, v
+print(f"  ok --no-verify: 1 frame, {nv['packets_verified']} packets and {nv['bytes_verified']} bytes verified "
+      f"(a verifying consumer: {v['packets_verified']} and {v['bytes_verified']})")
+PY
 echo "PASS"

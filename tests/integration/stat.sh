@@ -3,7 +3,8 @@
 # over memif: --once exits 0 after two scrapes and shows the port, queue and
 # stream rows with nonzero rates, loss near the simulated loss, latency
 # percentiles; --count 2 prints two tables; the TCP listener works too; a
-# missing socket is one line on stderr and exit status 2.
+# missing socket is one line on stderr and exit status 2; without a TARGET
+# it takes the packaged daemon's socket, else the demo's, and says which.
 source "$(dirname "$0")/lib.sh"
 need_root
 STAT=$GI_BUILD/tools/gpuingest-stat
@@ -61,6 +62,35 @@ PY
 "$STAT" --count 2 --interval 0.5 "127.0.0.1:$PORT" >"$T/two.txt" || fail "--count 2 over TCP failed"
 [ "$(grep -c '^gpuingest-stat ' "$T/two.txt")" -eq 2 ] || fail "--count 2 did not print two tables"
 echo "  ok --count 2 over TCP"
+
+# No TARGET: the packaged daemon's socket, else the demo's, whichever exists
+# first, named in the header.  The real paths, in a mount namespace of the
+# run's own with a tmpfs on /run: links there to this daemon's socket stand
+# for the two daemons, and the machine's /run/gpuingest is neither read nor
+# touched.
+if unshare --mount --propagation private true 2>/dev/null; then
+  # defaults NAME...: gpuingest-stat --once with /run/gpuingest/NAME linked to this daemon's socket
+  defaults() {
+    unshare --mount --propagation private sh -c 'mount -t tmpfs gi-stat-test /run && mkdir /run/gpuingest &&
+      sock=$1 && shift && for n in "$@"; do ln -s "$sock" "/run/gpuingest/$n"; done && exec "$0" --once' \
+      "$STAT" "$T/metrics.sock" "$@"
+  }
+  defaults demo-metrics.sock >"$T/demo.txt" 2>"$T/demo.err" || { cat "$T/demo.err"; fail "no TARGET, only the demo's socket"; }
+  grep -q '^gpuingest-stat  /run/gpuingest/demo-metrics.sock (the demo.s; no /run/gpuingest/metrics.sock)  up ' \
+    "$T/demo.txt" || { cat "$T/demo.txt"; fail "no TARGET, only the demo's socket: header does not name it"; }
+  defaults metrics.sock demo-metrics.sock >"$T/both.txt" 2>"$T/both.err" || { cat "$T/both.err"; fail "no TARGET, both"; }
+  grep -q '^gpuingest-stat  /run/gpuingest/metrics.sock  up ' "$T/both.txt" ||
+    { cat "$T/both.txt"; fail "no TARGET, both sockets: the packaged daemon's is not the one taken"; }
+  rc=0; defaults >"$T/none.txt" 2>"$T/none.err" || rc=$?
+  [ "$rc" -eq 2 ] && [ "$(wc -l <"$T/none.err")" -eq 1 ] && [ ! -s "$T/none.txt" ] &&
+    grep -q "/run/gpuingest/metrics.sock .* or /run/gpuingest/demo-metrics.sock" "$T/none.err" ||
+    { cat "$T/none.err"; fail "no TARGET, no socket: exit $rc, want 2 and one line naming both paths"; }
+  echo "  ok no TARGET: the packaged daemon's socket, else the demo's; neither: $(cat "$T/none.err")"
+else
+  echo "  skip no-TARGET lookup: no mount namespace here (unshare --mount)"
+fi
+"$STAT" --help | grep -A3 "first of these that exists" | grep -q "metrics.sock .*packaged" ||
+  fail "--help does not document the default lookup order"
 
 # the daemon goes away while watching: one line, exit 2
 "$STAT" --interval 0.2 "$T/metrics.sock" >/dev/null 2>"$T/gone.err" &

@@ -13,12 +13,13 @@ at first use); gic_strerror; open() errors (missing ring: RingNotFound
 quickly with the library's line; bad names; another ring version:
 VersionMismatch; a ring of another stream; a GPU ring without usable CUDA);
 frames: metadata, states, sender record, the packet bitmap, zero-copy
-numpy() views (address, read-only, dtype/shape), copy(), valid() and
+numpy() views (address, read-only, dtype/shape, a shape that does not fit:
+ShapeMismatch), copy(), valid() and
 Overrun after the slot is reused, Stale views after next() moved on,
 DLPack (np.from_dlpack zero-copy, deleters run, unconsumed capsules
 released), the mapping outliving close() while an array uses it;
 next() timeouts, Closed, Restarted, skip_to_newest, latest=True, the stats
-identity; Ctrl-C interrupting open() and next() promptly.
+identity, a late join (no overruns for frames before it opened); Ctrl-C interrupting open() and next() promptly.
 
 Run: /usr/bin/python3 tests/python/test_module.py  (GPUINGEST_LIBRARY
 defaults to build/client/libgpuingest.so.1 of this tree; meson test sets it).
@@ -405,6 +406,29 @@ class Frames(unittest.TestCase):
         with self.assertRaises(ValueError):
             f.numpy(np.dtype("V3"))  # 1024 bytes are not whole 3-byte items
 
+    def test_shape_mismatch_names_the_frame_length_itemsize_and_shape(self):
+        """A shape that does not fit: the module's own error (a ValueError too), saying what did not fit,
+        as gpuingest-frames --shape does; NumPy's reshape error names none of it."""
+        fake = FakeRing(packets=4, payload=256, name=self.fake.name + "s")
+        self.addCleanup(fake.destroy)
+        ring = gpuingest.open(fake.name, timeout=1)
+        self.addCleanup(ring.close)
+        fake.publish(0)
+        f = ring.next(1)
+        with self.assertRaises(gpuingest.ShapeMismatch) as cm:
+            f.numpy("<u2", shape=(3, 3))
+        self.assertIsInstance(cm.exception, gpuingest.Error)
+        self.assertIsInstance(cm.exception, ValueError)
+        msg = str(cm.exception)
+        for part in ("frame 0", "1024 bytes", "512 items of 2 bytes", "(3, 3)", "asks for 9"):
+            self.assertIn(part, msg)
+        with self.assertRaises(gpuingest.ShapeMismatch) as cm:
+            f.numpy(shape=(7, -1))  # -1: NumPy infers it, but 1024 bytes are no multiple of 7
+        self.assertIn("a multiple of 7", str(cm.exception))
+        with self.assertRaises(gpuingest.ShapeMismatch):
+            f.numpy(np.dtype("V3"))
+        self.assertEqual(f.numpy("<u4", shape=(-1, 16)).shape, (16, 16))  # what fits still works
+
     def test_partial_frame_bitmap_and_sender(self):
         ring = self.open()
         present = [0, 1, 5, 63, 64, 69]
@@ -532,6 +556,20 @@ class Frames(unittest.TestCase):
         self.assertEqual((s["missing"], s["skipped"], s["complete"]), (1, 5, 3))
         total = sum(s[k] for k in ("complete", "partial", "timed_out", "corrupt", "missing", "overruns", "skipped"))
         self.assertEqual(total, s["next_frame"] - s["first_frame"])
+
+    def test_late_join_counts_no_overruns_before_it_opened(self):
+        """Opened after the ring went round ten times: it reads what the ring holds (but the frame
+        whose slot the next one takes), and the frames published before it opened are neither its
+        overruns nor anything else of its own."""
+        n = self.fake.n
+        for f in range(10 * n):
+            self.fake.publish(f)
+        ring = self.open()
+        got = [f.frame for f in ring.frames(timeout=0)]
+        self.assertEqual(got, list(range(9 * n + 1, 10 * n)))
+        s = ring.stats()
+        self.assertEqual((s["overruns"], s["missing"], s["skipped"], s["complete"]), (0, 0, 0, n - 1))
+        self.assertEqual((s["first_frame"], s["next_frame"]), (9 * n + 1, 10 * n))
 
     def test_latest_starts_at_the_newest(self):
         for f in range(3):

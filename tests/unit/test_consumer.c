@@ -9,7 +9,9 @@
  * Covered: open errors (missing ring, bad names, another ring version, a
  * ring of another stream), next with and without a timeout, metadata and
  * bitmap, frames the daemon skipped, an overrun found while reading and by
- * gic_copy, a lapped consumer, skip-to-newest and GIC_OPEN_LATEST, close,
+ * gic_copy, a lapped consumer, a consumer that joins a running ring late
+ * (it starts at the oldest frame the ring holds: no overruns for what came
+ * before it), skip-to-newest and GIC_OPEN_LATEST, close,
  * a removed ring (restart), the futex wake (the waker finds the sleeper:
  * FUTEX_WAKE reports one woken), polling without the wake object, and the
  * wake socket: it refuses requests without proof of the ring, and what it
@@ -351,6 +353,107 @@ static void test_lapped(void **state)
 	stats_identity(fx->r);
 }
 
+/*
+ * A consumer that opens a ring already running, far past its first frame,
+ * starts at the oldest frame the ring still holds: what was published
+ * before it opened is none of its overruns, and it reads every frame the
+ * ring holds but the one whose slot frame next_frame takes (a live daemon
+ * fills it with its next packet).  What the ring laps after it opened is
+ * its overrun again.
+ */
+static void test_late_join(void **state)
+{
+	struct ring_fixture *fx = *state;
+	struct gic_frame f;
+	struct gic_stats s;
+	uint64_t next = 10 + 10 * SLOTS, read = 0;
+	publish(fx, 10, 10, next);
+	open_ok(fx, 0);
+	while (gic_next(fx->r, &f, 0) == GIC_OK) {
+		assert_int_equal(f.frame, next - SLOTS + 1 + read);
+		read++;
+	}
+	assert_int_equal(read, SLOTS - 1);
+	gic_stats(fx->r, &s);
+	assert_int_equal(s.overruns, 0);
+	assert_int_equal(s.missing, 0);
+	assert_int_equal(s.skipped, 0);
+	assert_int_equal(s.complete, SLOTS - 1);
+	assert_int_equal(s.first_frame, next - SLOTS + 1);
+	assert_int_equal(s.next_frame, next);
+	stats_identity(fx->r);
+
+	/* the ring laps it after it opened: those are its overruns */
+	publish(fx, 10, next, next + 2 * SLOTS);
+	assert_int_equal(gic_next(fx->r, &f, 0), GIC_OK);
+	assert_int_equal(f.frame, next + SLOTS + 1);
+	gic_stats(fx->r, &s);
+	assert_int_equal(s.overruns, SLOTS + 1);
+	stats_identity(fx->r);
+}
+
+/*
+ * A late consumer that sets up for a while before its first gic_next():
+ * frames published before it opened and reused since are not counted
+ * (its start moves past them); frames published after it opened and
+ * lapped before it read them are its overruns.
+ */
+static void test_late_join_first_look(void **state)
+{
+	struct ring_fixture *fx = *state;
+	struct gic_frame f;
+	struct gic_stats s;
+	uint64_t next = 10 * SLOTS, read = 0;
+	publish(fx, 0, 0, next);
+	open_ok(fx, 0);
+	publish(fx, 0, next, next + 2); /* frame next + 1 takes the slot of next - SLOTS + 1, published before */
+	while (gic_next(fx->r, &f, 0) == GIC_OK) {
+		assert_int_equal(f.frame, next - SLOTS + 3 + read);
+		read++;
+	}
+	assert_int_equal(read, SLOTS - 1);
+	gic_stats(fx->r, &s);
+	assert_int_equal(s.overruns, 0);
+	assert_int_equal(s.first_frame, next - SLOTS + 3);
+	stats_identity(fx->r);
+	gic_close(fx->r);
+
+	/* two rings' worth after it opened, before it looked: those are overruns, the older ones nothing */
+	uint64_t open_next = next + 2;
+	open_ok(fx, 0);
+	publish(fx, 0, open_next, open_next + 2 * SLOTS);
+	assert_int_equal(gic_next(fx->r, &f, 0), GIC_OK);
+	assert_int_equal(f.frame, open_next + SLOTS + 1);
+	gic_stats(fx->r, &s);
+	assert_int_equal(s.first_frame, open_next);
+	assert_int_equal(s.overruns, SLOTS + 1);
+	stats_identity(fx->r);
+}
+
+/*
+ * The daemon already fills frame next_frame + 1 (reorder window 2) when the
+ * consumer opens: that slot's older frame was gone before, no overrun.
+ */
+static void test_late_join_slot_already_refilled(void **state)
+{
+	struct ring_fixture *fx = *state;
+	struct gic_frame f;
+	struct gic_stats s;
+	uint64_t next = 10 * SLOTS, read = 0;
+	publish(fx, 0, 0, next);
+	__atomic_store_n(&gi_frame_slot_at(fx->h, next + 1)->seq, 2 * (next + 1) + 1, __ATOMIC_RELEASE);
+	open_ok(fx, 0);
+	while (gic_next(fx->r, &f, 0) == GIC_OK) {
+		assert_int_equal(f.frame, next - SLOTS + 2 + read);
+		read++;
+	}
+	assert_int_equal(read, SLOTS - 2);
+	gic_stats(fx->r, &s);
+	assert_int_equal(s.overruns, 0);
+	assert_int_equal(s.first_frame, next - SLOTS + 2);
+	stats_identity(fx->r);
+}
+
 static void test_skip_to_newest(void **state)
 {
 	struct ring_fixture *fx = *state;
@@ -380,6 +483,22 @@ static void test_open_latest(void **state)
 	open_ok(fx, GIC_OPEN_LATEST);
 	assert_int_equal(gic_next(fx->r, &f, 0), GIC_OK);
 	assert_int_equal(f.frame, 2);
+	stats_identity(fx->r);
+}
+
+/* Opened late with GIC_OPEN_LATEST: the newest frame; it passed over what the ring held, nothing before. */
+static void test_open_latest_late(void **state)
+{
+	struct ring_fixture *fx = *state;
+	struct gic_frame f;
+	struct gic_stats s;
+	publish(fx, 0, 0, 10 * SLOTS);
+	open_ok(fx, GIC_OPEN_LATEST);
+	assert_int_equal(gic_next(fx->r, &f, 0), GIC_OK);
+	assert_int_equal(f.frame, 10 * SLOTS - 1);
+	gic_stats(fx->r, &s);
+	assert_int_equal(s.overruns, 0);
+	assert_int_equal(s.skipped, SLOTS - 2);
 	stats_identity(fx->r);
 }
 
@@ -571,8 +690,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overrun_while_reading, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lapped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_join, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_join_first_look, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_join_slot_already_refilled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_skip_to_newest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_latest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_latest_late, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restarted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_futex_wake, setup, teardown),

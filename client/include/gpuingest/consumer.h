@@ -61,7 +61,8 @@ enum gic_status {
 };
 
 /* gic_open() flags */
-#define GIC_OPEN_LATEST 0x1u /* start at the newest published frame, not the oldest the ring still holds */
+#define GIC_OPEN_LATEST 0x1u /* start at the newest published frame, not the oldest the ring still holds
+			      * (what the ring held before it counts as skipped) */
 
 enum gic_frame_state {
 	GIC_FRAME_COMPLETE = 2,  /* every packet arrived */
@@ -150,17 +151,23 @@ struct gic_stats {
 	/*
 	 * Every frame number from first_frame up to next_frame (the next one
 	 * gic_next() looks at) is in exactly one of: complete, partial,
-	 * timed_out, corrupt, missing, overruns, skipped.
+	 * timed_out, corrupt, missing, overruns, skipped.  Frames before
+	 * first_frame are not this consumer's: a consumer that opens a ring
+	 * already running starts at the oldest frame the ring still holds.
 	 */
 	uint64_t complete, partial, timed_out, corrupt; /* returned by gic_next(), by state */
 	uint64_t missing;        /* no packet of it ever arrived: the daemon skipped its number (at a
 				  * stream's start that includes the reorder_window - 1 numbers the
 				  * daemon leaves before the first frame, for packets reordered ahead of it) */
-	uint64_t overruns;       /* reused before it was read, or while it was (gic_valid()/gic_copy()
+	uint64_t overruns;       /* reused before this consumer read it (it fell a ring behind after
+				  * it opened the ring), or while it was (gic_valid()/gic_copy()
 				  * found it overwritten: moved here from its state's count) */
 	uint64_t skipped;        /* passed over by gic_skip_to_newest() or GIC_OPEN_LATEST */
 	uint64_t frames;         /* complete + partial + timed_out + corrupt */
-	uint64_t first_frame;    /* where this consumer started; valid when started */
+	uint64_t first_frame;    /* where this consumer started, valid when started: the stream's first
+				  * frame if it opened the ring before the stream started, else the
+				  * oldest frame the ring held when it opened (or at its first
+				  * gic_next(), for frames published before the open) */
 	uint64_t next_frame;
 	uint32_t started;        /* the stream has started (first_frame is known) */
 	uint32_t reserved0;
@@ -175,8 +182,13 @@ struct gic_stats {
  * "/gpuingest-cam0", the default ring.shm, and checks that it is that
  * stream's ring) or a shared-memory name starting with '/' (a stream with
  * its own ring.shm).  Waits up to timeout_ms (-1: forever) for the daemon
- * to create it.  GPU rings: loads libcuda, finds the daemon's GPU by PCI
- * address and opens the ring's CUDA IPC handle in its primary context.
+ * to create it.  The consumer starts at the stream's first frame if the
+ * stream has not started yet, else at the oldest frame the ring still
+ * holds (GIC_OPEN_LATEST: the newest); frames before that, and frames
+ * published before the open that the ring reuses before the first
+ * gic_next(), are not counted in its gic_stats at all.  GPU rings: loads
+ * libcuda, finds the daemon's GPU by PCI address and opens the ring's CUDA
+ * IPC handle in its primary context.
  * Returns GIC_OK, GIC_TIMEOUT (not there in time) or -errno (-EPROTO:
  * another ring version or a damaged header; -EACCES; -ENOTSUP/-ENODEV/-EIO:
  * CUDA unusable here), with one line in err saying why.

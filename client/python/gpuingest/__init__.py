@@ -45,7 +45,7 @@ import numpy as np
 
 __all__ = [
     "Closed", "Error", "Frame", "LibraryNotFound", "Overrun", "Restarted", "Ring", "RingInfo",
-    "RingNotFound", "Sender", "Stale", "VersionMismatch", "open", "strerror",
+    "RingNotFound", "Sender", "ShapeMismatch", "Stale", "VersionMismatch", "open", "strerror",
 ]
 
 try:
@@ -116,6 +116,11 @@ class Restarted(Error):
 
 class Overrun(Error):
     """copy(): the daemon overwrote the frame while it was copied (counted)."""
+
+
+class ShapeMismatch(Error, ValueError):
+    """numpy(): the dtype or shape asked for does not fit the frame's bytes.
+    A ValueError too, as NumPy's own reshape error is."""
 
 
 class Stale(Error):
@@ -388,8 +393,10 @@ def open(name, timeout=10.0, latest=False):  # noqa: A001 - gpuingest.open() is 
     `name`: a stream name ("cam0" opens "/gpuingest-cam0" and checks that it
     is that stream's ring) or a shared-memory name starting with '/'.
     Waits up to `timeout` seconds (None: forever) for the daemon to create
-    it.  `latest`: start at the newest published frame instead of the
-    oldest the ring still holds.  Raises RingNotFound (not there in time),
+    it.  It starts at the stream's first frame if the stream has not
+    started yet, else at the oldest frame the ring still holds (frames
+    before that are not counted in stats()); `latest`: at the newest
+    published frame instead.  Raises RingNotFound (not there in time),
     VersionMismatch (a ring of another layout version), or Error with the
     library's one-line message (bad name, permissions, no usable CUDA for a
     GPU ring).
@@ -421,6 +428,17 @@ def open(name, timeout=10.0, latest=False):  # noqa: A001 - gpuingest.open() is 
         if rc == -errno.EPROTO:
             raise VersionMismatch(message, rc)
         raise Error(message, rc)
+
+
+def _items(shape):
+    """How many items a numpy() shape asks for, as text (-1 lets NumPy infer a dimension)."""
+    dims = [int(d) for d in np.atleast_1d(shape)]  # an int, a tuple, NumPy integers
+    unknown = sum(d < 0 for d in dims)
+    if unknown > 1:
+        return "more than one unknown (-1) dimension"
+    if unknown:
+        return "a multiple of " + str(math.prod(d for d in dims if d >= 0))
+    return str(math.prod(dims))
 
 
 def _slice_ms(deadline):
@@ -533,9 +551,11 @@ class Ring:
         return _lib.gic_skip_to_newest(self._handle().ptr)
 
     def stats(self):
-        """The library's accounting: every frame number from first_frame up to
-        next_frame is in exactly one of complete, partial, timed_out, corrupt,
-        missing (no packet of it arrived), overruns, skipped."""
+        """The library's accounting: every frame number from first_frame (where
+        this consumer started) up to next_frame is in exactly one of complete,
+        partial, timed_out, corrupt, missing (no packet of it arrived),
+        overruns (reused after this consumer opened the ring, before or while
+        it was read), skipped."""
         s = _Stats()
         _lib.gic_stats(self._handle().ptr, ctypes.byref(s))
         out = {name: getattr(s, name) for name, _ in _Stats._fields_ if not name.startswith("reserved")}
@@ -641,7 +661,9 @@ class Frame:
         """A read-only NumPy view of the frame's bytes in the ring: no copy
         (host rings only; GPU rings: copy(), DLPack or __cuda_array_interface__).
         Only for the newest frame next() returned; the view stays readable,
-        but is the frame only while valid() says so."""
+        but is the frame only while valid() says so.  `shape` as NumPy's
+        reshape takes it; ShapeMismatch (a ValueError) when the frame's bytes
+        do not fit `dtype` and `shape`."""
         ring, address = self._ring, self._f.data
         if ring._gen != self._gen:
             self._current("numpy()")
@@ -654,11 +676,19 @@ class Frame:
         arr = base.view()
         if dtype is not np.uint8:
             dtype = np.dtype(dtype)
-            if self._f.bytes % dtype.itemsize:
-                raise ValueError(f"frame {self.frame}: {self._f.bytes} bytes are not a whole number of {dtype}")
+            if not dtype.itemsize or self._f.bytes % dtype.itemsize:
+                raise ShapeMismatch(f"frame {self.frame}: its {self._f.bytes} bytes are not a whole number of "
+                                    f"{dtype} items ({dtype.itemsize} bytes each)")
             arr = arr.view(dtype)
         if shape is not None:
-            arr = arr.reshape(shape)
+            try:
+                arr = arr.reshape(shape)
+            except ValueError:
+                # NumPy's message names neither the frame nor its length; gpuingest-frames --shape says both
+                dtype = np.dtype(dtype)
+                raise ShapeMismatch(f"frame {self.frame}: shape {shape} does not fit its {self._f.bytes} bytes "
+                                    f"as {dtype} ({self._f.bytes // dtype.itemsize} items of {dtype.itemsize} "
+                                    f"bytes, the shape asks for {_items(shape)})") from None
         return arr
 
     @property
