@@ -6,7 +6,7 @@
  *
  *   gpu_exec_bench [--rings R] [--payload B] [--batch N] [--threads T]
  *                  [--frame-packets F] [--pool-copies M] [--seconds S]
- *                  [--mode persistent|launch] [--device D]
+ *                  [--mode persistent|launch] [--device D] [--steps]
  *
  * Traffic: format custom, an 8-bit packet counter in a 4-byte header, then
  * B payload bytes; frames follow from the counter (F packets each; F
@@ -19,7 +19,12 @@
  * Measured: packets placed per second (the streams' counters, mirrored by
  * the kernels) over S seconds after 1 s of warm-up; every packet must be
  * placed (no drop, no loss, no duplicate), and every batch sequenced as
- * one in-order run (phase 2's fast path).  Prints one JSON object.  On
+ * one in-order run (phase 2's fast path).  Prints one JSON object; with
+ * --steps also the CTAs' time per batch in each step of its trip
+ * (kernels/steps.h, %globaltimer after each step's barrier): steps_us,
+ * µs per batch averaged over every batch (warm-up included), and their
+ * sum, batch_us.  Timing costs a clock read per step, so compare rates
+ * from runs without it.  On
  * the CUDA emulation (a -Demulate_cuda=true build) it runs, but the figure
  * is CPU threads, not a GPU, and it says so ("emulated": true).
  */
@@ -43,6 +48,7 @@
 
 struct bench {
 	uint32_t rings, payload, batch, threads, frame_packets, copies, seconds;
+	uint32_t steps;                         /* --steps: time each batch step by step (steps.h) */
 	enum gi_exec_mode mode;
 	const char *device;
 	struct gi_cuda_drv drv;
@@ -195,7 +201,8 @@ int main(int argc, char **argv)
 		{ "batch", required_argument, NULL, 'n' },   { "threads", required_argument, NULL, 't' },
 		{ "frame-packets", required_argument, NULL, 'f' }, { "pool-copies", required_argument, NULL, 'c' },
 		{ "seconds", required_argument, NULL, 's' }, { "mode", required_argument, NULL, 'm' },
-		{ "device", required_argument, NULL, 'd' },  { NULL, 0, NULL, 0 },
+		{ "device", required_argument, NULL, 'd' },  { "steps", no_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -209,6 +216,7 @@ int main(int argc, char **argv)
 		case 's': b.seconds = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'm': b.mode = strcmp(optarg, "launch") == 0 ? GI_EXEC_LAUNCH : GI_EXEC_PERSISTENT; break;
 		case 'd': b.device = optarg; break;
+		case 'S': b.steps = 1; break;
 		default: return 2;
 		}
 	}
@@ -216,7 +224,7 @@ int main(int argc, char **argv)
 	    !b.frame_packets || 256 % b.frame_packets || !b.copies || !b.seconds) {
 		fprintf(stderr, "usage: gpu_exec_bench [--rings 1..%u] [--payload 1..9000] [--batch 1..4096] "
 				"[--threads 32..512] [--frame-packets F (divides 256)] [--pool-copies M] "
-				"[--seconds S] [--mode persistent|launch] [--device D]\n", MAX_RINGS);
+				"[--seconds S] [--mode persistent|launch] [--device D] [--steps]\n", MAX_RINGS);
 		return 2;
 	}
 	char err[320];
@@ -248,7 +256,7 @@ int main(int argc, char **argv)
 	struct gi_executor_conf conf = { .backend = GI_BACKEND_CUDA, .mode = b.mode, .cuda_device = b.device,
 					 .threads_per_ring = b.threads, .idle = GI_IDLE_BUSY, .cpu = -1,
 					 .n_rings = b.rings, .rings = b.ring, .n_groups = b.rings, .groups = groups,
-					 .ctx = &ctx, .tick_ns = 1000000 };
+					 .ctx = &ctx, .tick_ns = 1000000, .step_timing = b.steps };
 	struct gi_executor *ex = NULL;
 	if (gi_executor_create(&conf, &ex, err, sizeof(err)) < 0)
 		die("executor", err);
@@ -289,18 +297,35 @@ int main(int argc, char **argv)
 	       "\"threads\": %u, \"frame_packets\": %u, \"pool_packets_per_ring\": %u, \"seconds\": %u, "
 	       "\"placed_Mpps\": %.3f, \"placed_Gbps_payload\": %.2f, \"fed\": %llu, \"placed\": %llu, "
 	       "\"drops\": %llu, \"lost\": %llu, \"duplicates\": %llu, \"late\": %llu, \"batches\": %llu, "
-	       "\"run_batches\": %llu, \"stop\": %d, \"executor\": \"%s\"}\n",
+	       "\"run_batches\": %llu, \"stop\": %d, \"executor\": \"%s\"",
 	       b.drv.name, b.drv.emulated ? "true" : "false", b.mode == GI_EXEC_LAUNCH ? "launch" : "persistent", b.rings,
 	       b.payload, b.batch, b.threads, b.frame_packets, b.n_pkts, b.seconds, mpps, mpps * b.payload * 8e-3,
 	       (unsigned long long)fed, (unsigned long long)total, (unsigned long long)drops, (unsigned long long)lost,
 	       (unsigned long long)dups, (unsigned long long)late, (unsigned long long)ctr.batches,
 	       (unsigned long long)ctr.runs, rc, why);
+	if (b.steps && ctr.step_batches) { /* µs per batch of one CTA, by step (warm-up included) */
+		static const char *const names[GI_STEP__COUNT] = GI_STEP_NAMES;
+		double sum = 0;
+		printf(", \"step_batches\": %llu, \"steps_us\": {", (unsigned long long)ctr.step_batches);
+		for (int k = 0; k < GI_STEP__COUNT; k++) {
+			double us = (double)ctr.step_ns[k] / (double)ctr.step_batches / 1e3;
+			sum += us;
+			printf("%s\"%s\": %.2f", k ? ", " : "", names[k], us);
+		}
+		printf("}, \"batch_us\": %.2f", sum);
+	}
+	printf("}\n");
 	if (b.drv.emulated)
 		fprintf(stderr, "gpu_exec_bench: CUDA EMULATION (CPU threads): this figure is not a GPU result\n");
 	gi_executor_destroy(ex);
 	/* clean in-order traffic: every batch's stream is one run (phase 2's fast path),
 	 * but a stream's first batch, which starts it */
 	int bad = rc < 0 || drops || lost || dups || late || total != fed || ctr.runs + b.rings < ctr.batches;
+	if (b.steps && ctr.step_batches != ctr.batches) { /* --steps times every batch, once */
+		fprintf(stderr, "gpu_exec_bench: %llu batches but %llu timed step by step\n",
+			(unsigned long long)ctr.batches, (unsigned long long)ctr.step_batches);
+		bad = 1;
+	}
 	for (uint32_t r = 0; r < b.rings; r++) {
 		b.drv.mem_free(b.pkts[r]);
 		b.drv.mem_free(b.frames[r]);

@@ -456,6 +456,10 @@ int gi_metrics_render(const struct gi_metrics_snapshot *s, struct gi_buf *out)
 		  "Time from a batch's publication to its completion by the executor.");
 	mw_hist(&w, "batch_latency_seconds", NULL, NULL, &s->batch_latency);
 
+	mw_family(&w, "executor_batch_seconds", "histogram",
+		  "The executor's service time per batch: from taking it up to handing it back (any backend).");
+	mw_hist(&w, "executor_batch_seconds", NULL, NULL, &s->batch_service);
+
 	mw_family(&w, "frame_latency_seconds", "histogram",
 		  "Time from a frame's first packet to the frame's publication.");
 	for (uint32_t i = 0; i < s->n_streams; i++)

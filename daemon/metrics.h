@@ -84,6 +84,7 @@ struct gi_metrics_snapshot {
 	/* drops[GI_DROP_RING_FULL] is the sum over queues; the others come from the executor */
 	uint64_t drops[GI_DROP__COUNT];
 	struct gi_hist batch_latency;
+	struct gi_hist batch_service;  /* the executor's service time per batch */
 	uint64_t config_reloads_ok;
 	uint64_t config_reloads_error;
 	uint64_t wake_refused;     /* requests the wake socket refused (daemon/wake_server.h) */

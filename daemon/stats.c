@@ -174,6 +174,7 @@ static int snapshot_locked(const struct gi_daemon *d, struct gi_stats_snap *st)
 			if (r != GI_DROP_RING_FULL)
 				s->drops[r] = ec.drops[r];
 		hist_read(&s->batch_latency, &ec.batch_latency);
+		hist_read(&s->batch_service, &ec.batch_service);
 		s->executor_busy_ratio = busy_ratio(d, s->executor_busy_ns);
 	}
 	s->config_reloads_ok = d->reloads_ok;

@@ -81,6 +81,10 @@ struct gi_cta_ctl {
 	uint32_t ticked;    /* the last action was a tick */
 	uint32_t pass_ring; /* k_pass: the group's ring the pass is at (0 .. n_rings) */
 	uint64_t pass_head; /* k_pass: that ring's head when the pass reached it, or GI_PASS_UNREAD */
+	uint64_t t_done;    /* step timing: when the last batch was handed back (0: none yet) */
+	uint64_t t_mark;    /* ... when the step in progress began */
+	uint32_t step_ns[GI_STEP__COUNT]; /* ... this batch's time per step (thread 0 only; shared memory,
+					   * not 11 registers in every thread) */
 };
 #define GI_PASS_UNREAD UINT64_MAX
 GI_STATIC_ASSERT(sizeof(struct gi_cta_ctl) <= GI_CUDA_SMEM_CTL, "CTA control fits its shared-memory slot");
@@ -132,6 +136,7 @@ __device__ static void gi_cta_init(const struct gi_cuda_args &a, uint8_t *smem)
 		cc->ticked = 0;
 		cc->pass_ring = 0;
 		cc->pass_head = GI_PASS_UNREAD;
+		cc->t_done = 0;
 	}
 	__syncthreads();
 }
@@ -207,14 +212,35 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 	struct gi_batch_slot *src = (struct gi_batch_slot *)((uint8_t *)cr.ring + sizeof(struct gi_batch_ring) +
 							     (idx & (cr.size - 1)) * (uint64_t)cr.stride);
 
+	/* step timing (steps.h): thread 0, after each step's barrier, into its
+	 * words of shared memory; one uniform branch per step when off */
+	const uint32_t timing = a.timing && tid == 0;
+#define GI_CTA_STEP(step)                                                  \
+	do {                                                               \
+		if (timing) {                                              \
+			const uint64_t t_ = gi_dev_now(a.clock_offset_ns);   \
+			cc->step_ns[step] += (uint32_t)(t_ - cc->t_mark);  \
+			cc->t_mark = t_;                                   \
+		}                                                          \
+	} while (0)
+	if (timing) {
+		for (uint32_t s = 0; s < GI_STEP__COUNT; s++)
+			cc->step_ns[s] = 0;
+		cc->step_ns[GI_STEP_POLL] = cc->t_done && now > cc->t_done ? (uint32_t)(now - cc->t_done) : 0;
+		cc->t_mark = now;
+	}
+
 	uint32_t n = gi_slot_stage(stg, src, cr.max_pkts, cr.split, tid, nt);
 	if (tid == 0)
 		gi_batch_begin(h, n);
 	__syncthreads();
+	GI_CTA_STEP(GI_STEP_STAGE);
 	gi_phase_parse(ctx, g, stg, cr.max_pkts, cr.split, h, 0, tid, nt);
 	__syncthreads();
+	GI_CTA_STEP(GI_STEP_PARSE);
 	gi_phase_icrc(stg, cr.max_pkts, cr.split, h, tid, nt, tab);
 	__syncthreads();
+	GI_CTA_STEP(GI_STEP_ICRC);
 	/* one stream (steered): ranks and predecessors by one block scan */
 	struct gi_rec *rec = gi_batch_recs(h);
 	const uint32_t solo = grp.n_streams == 1;
@@ -230,10 +256,12 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 			h->ranked = 1;
 		}
 		__syncthreads();
+		GI_CTA_STEP(GI_STEP_SCAN);
 	}
 	gi_phase_run_place(ctx, h, tid, nt);
 	__syncthreads();
 	const uint32_t run = __syncthreads_and((int)gi_phase_run_link(ctx, h, tid, nt));
+	GI_CTA_STEP(GI_STEP_RUN);
 	if (solo && run) { /* the records that start the run's frames, in order */
 		uint16_t *starts = gi_batch_touched(h, cr.max_pkts);
 		gi_cta_scan(h, h->n, [&](uint32_t i) { return gi_solo_starts_frame(rec, &rec[i]); },
@@ -241,6 +269,7 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 		if (tid == 0)
 			h->solo_frames = h->scan_carry;
 		__syncthreads();
+		GI_CTA_STEP(GI_STEP_SCAN);
 	}
 	for (;;) {
 		if (solo && run && h->round == 0) {
@@ -258,9 +287,11 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 					GI_ATOMIC_ADD_U32(&h->more, 1);
 		}
 		__syncthreads();
+		GI_CTA_STEP(GI_STEP_SEQUENCE);
 		gi_phase_place(ctx, stg, cr.max_pkts, cr.split, h, warp * per_warp + lane / grp.lanes, nwarps * per_warp,
 			       lane % grp.lanes, grp.lanes);
 		__syncthreads(); /* every payload store before any commit's release (and any frame CRC) */
+		GI_CTA_STEP(GI_STEP_PLACE);
 		/*
 		 * Frames checked against their sender's CRC (rocev2.frame_crc): the
 		 * whole CTA on each.  Only those streams' defer and pend_n are read,
@@ -281,11 +312,15 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 					st->crc_parts = 1; /* phase 4 finishes them (after the barrier below) */
 			}
 		}
-		if (verifying)
+		if (verifying) {
 			__syncthreads();
+			GI_CTA_STEP(GI_STEP_VERIFY);
+		}
 		for (uint32_t k = tid; k < grp.n_streams; k += nt)
 			gi_stream_make_visible(&ctx->streams[a.group_streams[grp.first_stream + k]]);
-		if (!__syncthreads_or(h->more != 0))
+		const int again = __syncthreads_or(h->more != 0);
+		GI_CTA_STEP(GI_STEP_COMMIT);
+		if (!again)
 			break;
 		if (tid == 0) { /* a stream stalled on a busy slot: another round */
 			h->more = 0;
@@ -298,6 +333,7 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 		uint64_t t1 = gi_dev_now(a.clock_offset_ns);
 		gi_batch_end(h, ctr);
 		gi_hist_observe(&ctr->batch_latency, t1 > stg->t_publish_ns ? t1 - stg->t_publish_ns : 0);
+		gi_hist_observe(&ctr->batch_service, t1 - now);
 		GI_COUNTER_ADD(&ctr->busy_ns, t1 - now);
 		GI_COUNTER_ADD(&ctr->loops, 1);
 	}
@@ -316,6 +352,15 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 		cc->empty = 0;
 		cc->sleep_ns = GI_IDLE_MIN_SLEEP_NS;
 	}
+	GI_CTA_STEP(GI_STEP_END);
+	if (timing) { /* the CTA's own counters: mirrored with the next batch's (or the idle mirror) */
+		struct gi_exec_counters *ctr = &a.ctr[g];
+		for (uint32_t s = 0; s < GI_STEP__COUNT; s++)
+			GI_COUNTER_ADD(&ctr->step_ns[s], cc->step_ns[s]);
+		GI_COUNTER_ADD(&ctr->step_batches, 1);
+		cc->t_done = cc->t_mark;
+	}
+#undef GI_CTA_STEP
 }
 
 /* Every thread: timeouts (or the final flush) of the group's streams, then mirror everything. */

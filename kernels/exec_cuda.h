@@ -91,6 +91,8 @@ struct gi_cuda_args {
 	uint32_t scratch_off;
 	uint64_t tick_ns;
 	int64_t clock_offset_ns; /* CLOCK_MONOTONIC ns = %globaltimer + this */
+	uint32_t timing;         /* time each step of each batch into ctr[g].step_ns (steps.h); 0: none */
+	uint32_t pad;
 };
 
 /* The stream words that are mirrored: counters then frame latency, contiguous. */
@@ -103,8 +105,8 @@ GI_STATIC_ASSERT(GI_CUDA_STREAM_MIRROR_OFF % 8 == 0 && sizeof(struct gi_stream_r
 		 "mirror copies whole 64-bit words");
 GI_STATIC_ASSERT(sizeof(struct gi_exec_counters) % 8 == 0, "mirror copies whole 64-bit words");
 
-/* Dynamic shared memory: [control 64 | CRC-32 slice-by-8 tables 8 KiB | staged slot | batch scratch]. */
-#define GI_CUDA_SMEM_CTL 64u
+/* Dynamic shared memory: [control 128 | CRC-32 slice-by-8 tables 8 KiB | staged slot | batch scratch]. */
+#define GI_CUDA_SMEM_CTL 128u
 #define GI_CUDA_SMEM_TAB GI_CUDA_SMEM_CTL
 #define GI_CUDA_SMEM_SLOT (GI_CUDA_SMEM_TAB + 8u * 1024u)
 

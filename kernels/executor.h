@@ -94,6 +94,7 @@ struct gi_executor_conf {
 	const struct gi_exec_group *groups;
 	struct gi_exec_ctx *ctx;       /* streams and lookup table */
 	uint64_t tick_ns;              /* how often frame timeouts are checked */
+	uint32_t step_timing;          /* cuda: time each batch step by step (gi_exec_counters.step_ns, steps.h) */
 };
 
 struct gi_executor;

@@ -410,6 +410,7 @@ static int gi_cuda_setup(struct gi_cuda_exec *c)
 	c->args.n_groups = c->conf.n_groups;
 	c->args.idle = (uint32_t)c->conf.idle;
 	c->args.tick_ns = c->conf.tick_ns;
+	c->args.timing = c->conf.step_timing != 0;
 	c->args.max_pkts = max_pkts;
 	c->args.smem_bytes = gi_cuda_smem_bytes(max_stride, max_pkts, &c->args.slot_off, &c->args.scratch_off);
 	if ((rc = gi_cuda_attr(c, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &optin)) < 0)

@@ -109,6 +109,7 @@ static uint32_t worker_serve(struct gi_exec_worker *w)
 						    w->scratch);
 			uint64_t t1 = gi_now_ns();
 			gi_hist_observe(&w->ctr.batch_latency, t1 > slot->t_publish_ns ? t1 - slot->t_publish_ns : 0);
+			gi_hist_observe(&w->ctr.batch_service, t1 - t0);
 			GI_COUNTER_ADD(&w->ctr.busy_ns, t1 - t0);
 			gi_ring_complete(ring, tail);
 			worker_wake(w);

@@ -42,6 +42,7 @@
 #include "hist.h"
 #include "pkt.h"
 #include "ring.h"
+#include "steps.h"
 #include "format.h"
 #include "fmt_custom.h"
 #include "fmt_vita49.h"
@@ -163,6 +164,9 @@ struct gi_exec_counters {
 	uint64_t runs;            /* streams phase 2 took as one in-order run, summed over batches (benchmarks) */
 	uint64_t busy_ns;         /* time spent on batches */
 	struct gi_hist batch_latency;
+	struct gi_hist batch_service; /* each batch's service time: from taking it up to handing it back */
+	uint64_t step_batches;    /* batches timed step by step (cuda, gi_cuda_args.timing) */
+	uint64_t step_ns[GI_STEP__COUNT]; /* ... their time in each step (steps.h) */
 };
 
 #define GI_STREAM_NONE 0xffffu

@@ -9,7 +9,10 @@ rings), 16 rings, and 64 B batch 16 (the fixed cost per batch), persistent;
 4 rings also in launch mode.  Every run must place every packet once (no
 drop, loss or duplicate).  Prints one row per case: the model's Mpps, the
 measured Mpps and their ratio, the µs one CTA spends per batch and that as
-a multiple of the doorbell round trip measured here.  Exit 1 if a run
+a multiple of the doorbell round trip measured here.  Then the step
+table: one ring of each STEP_CASES case again with --steps (the kernels
+time each step of every batch, kernels/steps.h), µs per batch by step
+beside the model's steps where both name the same step.  Exit 1 if a run
 failed.
 """
 import json
@@ -23,6 +26,25 @@ import gpu_model  # noqa: E402  (bench/gpu_model.py: the model itself)
 
 CASES = [(64, 256, 1), (64, 256, 4), (1024, 64, 1), (1024, 64, 4), (8192, 64, 1), (8192, 64, 4),
          (1024, 64, 16), (64, 256, 16), (64, 16, 1)]
+STEP_CASES = [(1024, 64), (64, 256), (64, 16), (8192, 64)]
+
+
+def bench(build, seconds, rings, payload, batch, mode="persistent", steps=False):
+    """(gpu_exec_bench's JSON or {}, rc, its last stderr line)."""
+    cmd = [os.path.join(build, "bench", "gpu_exec_bench"), "--rings", str(rings), "--payload", str(payload),
+           "--batch", str(batch), "--threads", "256", "--frame-packets", "64", "--seconds", seconds,
+           "--mode", mode] + (["--steps"] if steps else [])
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=int(seconds) + 30)
+    except subprocess.TimeoutExpired:
+        return {}, 124, "timed out"
+    lines = [x for x in r.stdout.splitlines() if x.startswith("{")]
+    return (json.loads(lines[-1]) if lines else {}), r.returncode, (r.stderr.strip().splitlines() or [""])[-1]
+
+
+def good(m, rc):
+    return rc == 0 and bool(m.get("placed_Mpps")) and m.get("drops") == 0 and m.get("lost") == 0 and \
+        m.get("duplicates") == 0
 
 
 def main():
@@ -48,21 +70,10 @@ def main():
             for mode in ("persistent", "launch"):
                 if mode == "launch" and rings != 4:
                     continue
-                cmd = [os.path.join(build, "bench", "gpu_exec_bench"), "--rings", str(rings), "--payload",
-                       str(payload), "--batch", str(batch), "--threads", "256", "--frame-packets", "64",
-                       "--seconds", seconds, "--mode", mode]
-                try:
-                    r = subprocess.run(cmd, capture_output=True, text=True, timeout=int(seconds) + 30)
-                    lines = [x for x in r.stdout.splitlines() if x.startswith("{")]
-                    m = json.loads(lines[-1]) if lines else {}
-                    rc = r.returncode
-                    err = (r.stderr.strip().splitlines() or [""])[-1]
-                except subprocess.TimeoutExpired:
-                    m, rc, err = {}, 124, "timed out"
+                m, rc, err = bench(build, seconds, rings, payload, batch, mode)
                 p = gpu_model.predict(g, parts, rings, payload, batch) if g and mode == "persistent" else {}
                 mpps = m.get("placed_Mpps")
-                ok = rc == 0 and bool(mpps) and m.get("drops") == 0 and m.get("lost") == 0 and \
-                    m.get("duplicates") == 0
+                ok = good(m, rc)
                 failed += not ok
                 per_batch = batch * rings / mpps if mpps else None  # µs one CTA spends per batch
                 model = p.get("Mpps")
@@ -72,6 +83,23 @@ def main():
                       f"{('%.1f' % per_batch) if per_batch else '-':>8} "
                       f"{('%.1f' % (per_batch / door)) if per_batch and door else '-':>10}  "
                       f"{'ok' if ok else 'FAIL ' + err[:60]}")
+        steps = None
+        for payload, batch in STEP_CASES:
+            m, rc, err = bench(build, seconds, 1, payload, batch, steps=True)
+            failed += not good(m, rc)
+            p = gpu_model.predict(g, parts, 1, payload, batch) if g else {}
+            jl.write(json.dumps(dict(mode="persistent", steps=True, measured=m, model=p, rc=rc)) + "\n")
+            if not m.get("steps_us"):
+                print(f"steps {payload} B batch {batch}: FAIL {err[:60]}")
+                continue
+            if steps is None:
+                steps = list(m["steps_us"])
+                print("\nµs per batch, one CTA, by step (measured / model where the model has the step)")
+                print(f"{'payload':>7} {'batch':>5} " + " ".join(f"{k:>11}" for k in steps) + f" {'batch':>11}")
+            model = p.get("steps_us", {})
+            cell = lambda k, v: ("%.1f" % v) + ("/%.1f" % model[k] if k in model else "")
+            print(f"{payload:>7} {batch:>5} " + " ".join(f"{cell(k, m['steps_us'][k]):>11}" for k in steps)
+                  + f" {('%.1f' % m['batch_us']) + ('/%.1f' % p['us_per_batch'] if p else ''):>11}")
     if floors:
         print("floors: " + ", ".join(f"{k} {v}" for k, v in floors.items() if k not in ("gpu",)))
     return 1 if failed else 0

@@ -80,6 +80,7 @@ static void fill_snapshot(struct gi_metrics_snapshot *s, const char *second_stre
 	for (int i = 0; i < 5; i++)
 		gi_hist_observe(&s->batch_latency, 20000); /* ≤ 25 µs */
 	gi_hist_observe(&s->batch_latency, 1000);           /* ≤ 1 µs, on the bound */
+	gi_hist_observe(&s->batch_service, 4000);           /* ≤ 5 µs */
 	s->config_reloads_ok = 2;
 	s->config_reloads_error = 1;
 	s->wake_refused = 9;
@@ -156,6 +157,10 @@ static void test_sample_lines(void **state)
 		"gpuingest_stream_frames_total{stream=\"cam0\",state=\"complete\"} 10",
 		"gpuingest_stream_frames_total{stream=\"cam0\",state=\"partial\"} 2",
 		"gpuingest_stream_frames_total{stream=\"cam0\",state=\"timed_out\"} 1",
+		"# TYPE gpuingest_executor_batch_seconds histogram",
+		"gpuingest_executor_batch_seconds_bucket{le=\"2.5e-06\"} 0",
+		"gpuingest_executor_batch_seconds_bucket{le=\"5e-06\"} 1",
+		"gpuingest_executor_batch_seconds_count 1",
 		"# TYPE gpuingest_batch_latency_seconds histogram",
 		"gpuingest_batch_latency_seconds_bucket{le=\"1e-06\"} 1",
 		"gpuingest_batch_latency_seconds_bucket{le=\"1e-05\"} 1",
@@ -264,7 +269,7 @@ static void test_families_whole(void **state)
 				fail_msg("sample outside its family %s: %s", family, line);
 		}
 	}
-	assert_int_equal(n_seen, 34);
+	assert_int_equal(n_seen, 35);
 	free(t);
 }
 
