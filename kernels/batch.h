@@ -100,45 +100,47 @@ GI_HD static inline uint64_t gi_batch_scratch_bytes(uint32_t max_pkts)
 }
 
 /*
- * Copy what the phases read of `src` (header, and the first n_pkts entries
- * of each descriptor array) to `dst`, a buffer of the slot's stride, at the
- * same offsets, so the gi_slot_*() accessors work on the copy: the GPU
- * stages a slot from host-mapped memory into shared memory this way, one
- * PCIe round trip per word for the whole CTA instead of two per packet per
- * phase.  Worker w of nw copies words w, w + nw, ...; each reads n_pkts
- * itself, so no synchronisation is needed inside.  Relaxed loads: the
- * caller has acquired the doorbell.  Returns n_pkts clamped to max_pkts, so
- * a corrupt producer cannot send the executor past the slot.
+ * The slot's `stride` bytes (header and every descriptor array, whole) from
+ * `src` to `dst`, at the same offsets, so the gi_slot_*() accessors work on
+ * the copy: the GPU stages a slot from host-mapped memory into shared
+ * memory this way.  Worker w of nw issues GI_STAGE_INFLIGHT 16-byte loads
+ * before it stores any, so a slot costs one PCIe round trip per
+ * GI_STAGE_INFLIGHT * 16 * nw bytes (one for every slot up to 16 KiB at
+ * 256 workers): not a chain of them, n_pkts first and then the entries it
+ * bounds.  The entries past n_pkts come along; beside a round trip (about
+ * 1 µs) their bytes cost nothing.  Relaxed loads: the caller has acquired
+ * the doorbell.  Both buffers 16-byte aligned, stride a multiple of 16
+ * (gi_ring_slot_stride()).  Worker 0, which copies the first 16 bytes,
+ * returns n_pkts clamped to max_pkts (and leaves that in dst), so a corrupt
+ * producer cannot send the executor past the slot; the others return 0 and
+ * read it from dst after the barrier that must follow.
  */
-GI_HD static inline uint32_t gi_slot_stage(struct gi_batch_slot *dst, struct gi_batch_slot *src, uint32_t max_pkts,
-					   uint32_t split, uint32_t w, uint32_t nw)
+#define GI_STAGE_INFLIGHT 4u
+GI_HD static inline uint32_t gi_slot_stage(struct gi_batch_slot *dst, const struct gi_batch_slot *src, uint32_t stride,
+					   uint32_t max_pkts, uint32_t w, uint32_t nw)
 {
 	const uint64_t *s64 = (const uint64_t *)src;
 	uint64_t *d64 = (uint64_t *)dst;
-	uint32_t n = GI_LOAD_RELAXED_U32(&src->n_pkts);
+	const uint32_t n16 = stride / 16u;
 
-	if (n > max_pkts)
-		n = max_pkts;
-	for (uint32_t k = w; k < sizeof(*src) / 8; k += nw)
-		d64[k] = GI_LOAD_RELAXED_U64(&s64[k]);
-	if (w == 0) /* the worker that copied word 0 */
-		dst->n_pkts = n;
-
-	uint64_t *sa = gi_slot_addr(src), *da = gi_slot_addr(dst);
-	uint32_t *sl = gi_slot_len(src, max_pkts), *dl = gi_slot_len(dst, max_pkts);
-	for (uint32_t i = w; i < n; i += nw) {
-		da[i] = GI_LOAD_RELAXED_U64(&sa[i]);
-		dl[i] = GI_LOAD_RELAXED_U32(&sl[i]);
+	for (uint32_t base = w; base < n16; base += GI_STAGE_INFLIGHT * nw) {
+		uint64_t lo[GI_STAGE_INFLIGHT], hi[GI_STAGE_INFLIGHT];
+		GI_UNROLL
+		for (uint32_t k = 0; k < GI_STAGE_INFLIGHT; k++)
+			if (base + k * nw < n16)
+				GI_LOAD_RELAXED_2U64(&s64[2 * (base + k * nw)], lo[k], hi[k]);
+		GI_UNROLL
+		for (uint32_t k = 0; k < GI_STAGE_INFLIGHT; k++)
+			if (base + k * nw < n16) {
+				d64[2 * (base + k * nw)] = lo[k];
+				d64[2 * (base + k * nw) + 1] = hi[k];
+			}
 	}
-	if (split) {
-		uint64_t *sa1 = gi_slot_addr1(src, max_pkts), *da1 = gi_slot_addr1(dst, max_pkts);
-		uint32_t *sl0 = gi_slot_len0(src, max_pkts), *dl0 = gi_slot_len0(dst, max_pkts);
-		for (uint32_t i = w; i < n; i += nw) {
-			da1[i] = GI_LOAD_RELAXED_U64(&sa1[i]);
-			dl0[i] = GI_LOAD_RELAXED_U32(&sl0[i]);
-		}
-	}
-	return n;
+	if (w != 0)
+		return 0;
+	if (dst->n_pkts > max_pkts)
+		dst->n_pkts = max_pkts;
+	return dst->n_pkts;
 }
 
 /* One worker: start a batch of n packets. */

@@ -230,9 +230,9 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 		cc->t_mark = now;
 	}
 
-	uint32_t n = gi_slot_stage(stg, src, cr.max_pkts, cr.split, tid, nt);
+	const uint32_t n0 = gi_slot_stage(stg, src, cr.stride, cr.max_pkts, tid, nt); /* thread 0's: n_pkts */
 	if (tid == 0)
-		gi_batch_begin(h, n);
+		gi_batch_begin(h, n0);
 	__syncthreads();
 	GI_CTA_STEP(GI_STEP_STAGE);
 	gi_phase_parse(ctx, g, stg, cr.max_pkts, cr.split, h, 0, tid, nt);
@@ -394,7 +394,9 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 
 	for (;;) {
 		uint32_t all_stopped = 1, found = grp.n_rings;
-		/* busy: one PCIe read per batch, the doorbell */
+		/* busy: one PCIe round trip per batch, the doorbell, with `paused`
+		 * read in the same trip (before the doorbell's fence, not after it) */
+		uint32_t paused = GI_LOAD_RELAXED_U32(&a.ctl->paused);
 		for (uint32_t k = 0; k < grp.n_rings && found == grp.n_rings; k++) {
 			uint32_t r = grp.first_ring + (cc->rr + k) % grp.n_rings;
 			if (GI_LOAD_ACQUIRE_U64(&a.rings[r].ring->head) != a.rings[r].tail)
@@ -411,7 +413,8 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 		}
 		if (grp.n_rings == 0)
 			all_stopped = GI_LOAD_RELAXED_U32(&a.ctl->quit) != 0;
-		uint32_t paused = GI_LOAD_RELAXED_U32(&a.ctl->paused);
+		if (found == grp.n_rings) /* idle: after the stop words and heads (above) */
+			paused = GI_LOAD_RELAXED_U32(&a.ctl->paused);
 		uint64_t now = gi_dev_now(a.clock_offset_ns);
 		cc->now = now;
 		/* every tick_ns, busy or not: frame timeouts, and the stream counters

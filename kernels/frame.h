@@ -345,6 +345,20 @@ static inline void gi_frame_ring_make_mirror(struct gi_frame_ring_hdr *h, uint32
 #define GI_COPY_RUN(dst, src, n) __builtin_memcpy((dst), (src), (n))
 #endif
 
+#if defined(__CUDA_ARCH__)
+#define GI_COPY_INFLIGHT 4u
+/* 16 bytes at a byte shift sh (8, 16 or 24 bits) into five aligned words w[0..4] */
+GI_HD static inline uint4 gi_funnel16(const uint32_t *w, uint32_t sh)
+{
+	uint4 v;
+	v.x = __funnelshift_r(w[0], w[1], sh);
+	v.y = __funnelshift_r(w[1], w[2], sh);
+	v.z = __funnelshift_r(w[2], w[3], sh);
+	v.w = __funnelshift_r(w[3], w[4], sh);
+	return v;
+}
+#endif
+
 /*
  * Warp-cooperative payload copy: lane `lane` of `nlanes` moves the 16-byte
  * chunks lane, lane + nlanes, lane + 2 * nlanes, …  The CUDA wrapper passes
@@ -355,6 +369,7 @@ GI_HD static inline void gi_copy_lanes(uint8_t *dst, const uint8_t *src, uint32_
 				       uint32_t nlanes)
 {
 #if !defined(__CUDA_ARCH__)
+	uint32_t off = lane * 16u;
 	if (nlanes == 1) {
 		if (len)
 			GI_COPY_RUN(dst, src, len);
@@ -370,30 +385,48 @@ GI_HD static inline void gi_copy_lanes(uint8_t *dst, const uint8_t *src, uint32_
 	 * most 4 bytes past the chunk (so only while off + 20 <= len: never
 	 * beyond the packet, and an aligned word never crosses a page).  The
 	 * shift is the same for every lane (chunks are 16 bytes apart), so the
-	 * warp does not diverge.  The tail and other alignments take
-	 * GI_COPY_CHUNK's widest-common-alignment steps.
+	 * warp does not diverge.  Both 16-byte aligned (a split segment, a
+	 * sensor header of 16n bytes): plain 16-byte loads.  Either way each
+	 * lane has GI_COPY_INFLIGHT chunks' loads in flight before it stores
+	 * one.  The tail and other alignments take GI_COPY_CHUNK's
+	 * widest-common-alignment steps.
 	 */
+	const uint32_t step = nlanes * 16u;
+	uint32_t off = lane * 16u;
 	if ((((uintptr_t)dst) & 15) == 0 && (((uintptr_t)src) & 3) != 0) {
+		/* GI_COPY_INFLIGHT chunks' loads issued before any of their stores:
+		 * one memory latency per GI_COPY_INFLIGHT chunks, not per chunk */
 		const uint32_t sh = (uint32_t)(((uintptr_t)src) & 3) * 8u;
-		uint32_t off = lane * 16u;
-		for (; off + 20u <= len; off += nlanes * 16u) {
-			const uint32_t *w = (const uint32_t *)(((uintptr_t)(src + off)) & ~(uintptr_t)3);
-			uint32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
-			uint4 v;
-			v.x = __funnelshift_r(w0, w1, sh);
-			v.y = __funnelshift_r(w1, w2, sh);
-			v.z = __funnelshift_r(w2, w3, sh);
-			v.w = __funnelshift_r(w3, w4, sh);
-			*(uint4 *)(dst + off) = v;
+		for (; off + (GI_COPY_INFLIGHT - 1) * step + 20u <= len; off += GI_COPY_INFLIGHT * step) {
+			uint32_t w[GI_COPY_INFLIGHT][5];
+			GI_UNROLL
+			for (uint32_t k = 0; k < GI_COPY_INFLIGHT; k++) {
+				const uint32_t *p = (const uint32_t *)(((uintptr_t)(src + off + k * step)) & ~(uintptr_t)3);
+				for (uint32_t j = 0; j < 5; j++)
+					w[k][j] = p[j];
+			}
+			GI_UNROLL
+			for (uint32_t k = 0; k < GI_COPY_INFLIGHT; k++)
+				*(uint4 *)(dst + off + k * step) = gi_funnel16(w[k], sh);
 		}
-		for (; off < len; off += nlanes * 16u) {
-			uint32_t n = len - off < 16u ? len - off : 16u;
-			GI_COPY_CHUNK(dst + off, src + off, n);
+		for (; off + 20u <= len; off += step) {
+			const uint32_t *p = (const uint32_t *)(((uintptr_t)(src + off)) & ~(uintptr_t)3);
+			const uint32_t w[5] = { p[0], p[1], p[2], p[3], p[4] };
+			*(uint4 *)(dst + off) = gi_funnel16(w, sh);
 		}
-		return;
+	} else if (((((uintptr_t)dst) | ((uintptr_t)src)) & 15) == 0) {
+		for (; off + (GI_COPY_INFLIGHT - 1) * step + 16u <= len; off += GI_COPY_INFLIGHT * step) {
+			uint4 v[GI_COPY_INFLIGHT];
+			GI_UNROLL
+			for (uint32_t k = 0; k < GI_COPY_INFLIGHT; k++)
+				v[k] = *(const uint4 *)(src + off + k * step);
+			GI_UNROLL
+			for (uint32_t k = 0; k < GI_COPY_INFLIGHT; k++)
+				*(uint4 *)(dst + off + k * step) = v[k];
+		}
 	}
 #endif
-	for (uint32_t off = lane * 16u; off < len; off += nlanes * 16u) {
+	for (; off < len; off += nlanes * 16u) {
 		uint32_t n = len - off < 16u ? len - off : 16u;
 		GI_COPY_CHUNK(dst + off, src + off, n);
 	}

@@ -61,6 +61,13 @@
 #define GI_STORE_RELEASE_U32(p, v) \
 	do { __threadfence_system(); *(volatile uint32_t *)(p) = (v); } while (0)
 #define GI_FENCE_RELEASE() __threadfence_system()
+/* 16 bytes (16-byte aligned) fetched anew (ld.global.cv: no line a lap before left in a cache) */
+#define GI_LOAD_RELAXED_2U64(p, lo, hi)                                          \
+	do {                                                                     \
+		const ulonglong2 v_ = __ldcv((const ulonglong2 *)(p));           \
+		(lo) = v_.x;                                                     \
+		(hi) = v_.y;                                                     \
+	} while (0)
 #elif !defined(__CUDA_ARCH__)
 #define GI_LOAD_ACQUIRE_U64(p) __atomic_load_n((const uint64_t *)(p), __ATOMIC_ACQUIRE)
 #define GI_STORE_RELEASE_U64(p, v) __atomic_store_n((uint64_t *)(p), (uint64_t)(v), __ATOMIC_RELEASE)
@@ -71,6 +78,11 @@
 #define GI_STORE_RELEASE_U32(p, v) __atomic_store_n((uint32_t *)(p), (uint32_t)(v), __ATOMIC_RELEASE)
 /* orders every earlier access before every later store (seqlock writer entry) */
 #define GI_FENCE_RELEASE() __atomic_thread_fence(__ATOMIC_RELEASE)
+#define GI_LOAD_RELAXED_2U64(p, lo, hi)                                          \
+	do {                                                                     \
+		(lo) = GI_LOAD_RELAXED_U64(p);                                   \
+		(hi) = GI_LOAD_RELAXED_U64((const uint64_t *)(p) + 1);           \
+	} while (0)
 #endif
 /* (GI_CUDA_EMU with __CUDA_ARCH__: the emulation header has defined all of the above) */
 
@@ -108,6 +120,13 @@
 #define GI_ATOMIC_ADD_U64(p, v) __atomic_fetch_add((uint64_t *)(p), (uint64_t)(v), __ATOMIC_RELAXED)
 #define GI_ATOMIC_OR_U64(p, v) __atomic_fetch_or((uint64_t *)(p), (uint64_t)(v), __ATOMIC_RELAXED)
 #define GI_ATOMIC_XOR_U32(p, v) __atomic_fetch_xor((uint32_t *)(p), (uint32_t)(v), __ATOMIC_RELAXED)
+#endif
+
+/* A loop with a constant trip count unrolled where that keeps its loads in flight together (nvcc). */
+#if defined(__CUDACC__) && !defined(GI_CUDA_EMU)
+#define GI_UNROLL _Pragma("unroll")
+#else
+#define GI_UNROLL
 #endif
 
 /* High 64 bits of a 64 x 64-bit product. */

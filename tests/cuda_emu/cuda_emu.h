@@ -464,6 +464,11 @@ static inline void gi_emu_st32_rel(uint32_t *p, uint32_t v)
 #define GI_STORE_RELAXED_U32(p, v) gi_emu_st32((uint32_t *)(p), (uint32_t)(v))
 #define GI_STORE_RELEASE_U32(p, v) gi_emu_st32_rel((uint32_t *)(p), (uint32_t)(v))
 #define GI_FENCE_RELEASE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define GI_LOAD_RELAXED_2U64(p, lo, hi)                                          \
+	do {                                                                     \
+		(lo) = gi_emu_ld64((const uint64_t *)(p));                       \
+		(hi) = gi_emu_ld64((const uint64_t *)(p) + 1);                   \
+	} while (0)
 
 /* ---- the module image: a table of the kernels, found by name ---- */
 

@@ -4,7 +4,8 @@
  * played in turn.
  *
  * For every source alignment 0..15, destination offsets 0/4/8/16 and
- * lengths 0..300 plus a few frame-sized ones, the copy must put exactly the
+ * lengths 0..300 plus a few frame-sized ones (those at 32 and at 4 lanes,
+ * around the ends of the unrolled loops too), the copy must put exactly the
  * source bytes in [dst, dst + len) and nothing outside.  The source ends
  * exactly at a page followed by a PROT_NONE guard page, or starts 64 bytes
  * after the previous one, so a load of a word wholly outside the source
@@ -41,23 +42,26 @@ int main(void)
 	for (size_t i = 0; i < span; i++)
 		lo[i] = (uint8_t)(i * 131u + 7u);
 	uint8_t *dbuf = (uint8_t *)aligned_alloc(64, 16384 + 128);
-	static const uint32_t big[] = { 1024, 1500 - 74, 4000, 8192 };
+	/* frame sizes, and around the edges of the 4-chunks-in-flight loops at 32 lanes (3 * 512 + 16 or 20) */
+	static const uint32_t big[] = { 1024, 1500 - 74, 4000, 8192, 1551, 1552, 1555, 1556, 2047, 2048, 2049 };
+	const uint32_t n_big = sizeof(big) / sizeof(big[0]);
 	static const uint32_t dsts[] = { 0, 4, 8, 16 };
 	uint32_t cases = 0, funnel = 0;
 
 	for (uint32_t sa = 0; sa < 16; sa++)
 		for (uint32_t di = 0; di < 4; di++)
-			for (uint32_t li = 0; li < 301 + 4; li++) {
+			for (uint32_t li = 0; li < 301 + n_big; li++) {
 				uint32_t len = li < 301 ? li : big[li - 301], da = dsts[di];
-				for (int end = 0; end < 2; end++) {
+				for (int end = 0; end < 2; end++)
+				for (uint32_t nl = 32; nl >= (li < 301 ? 32u : 4u); nl /= 8) { /* big ones at 4 lanes too */
 					/* the source against the upper guard, or 16-aligned-plus-sa after the lower one */
 					const uint8_t *src = end ? hi - len : lo + 64 + sa;
 					if (end && ((uintptr_t)src & 15) != sa)
 						continue; /* only the alignment under test */
 					uint8_t *dst = dbuf + 64 + da;
 					memset(dbuf, 0xEE, 16384 + 128);
-					for (uint32_t lane = 0; lane < 32; lane++)
-						gi_copy_lanes(dst, src, len, lane, 32);
+					for (uint32_t lane = 0; lane < nl; lane++)
+						gi_copy_lanes(dst, src, len, lane, nl);
 					check(memcmp(dst, src, len) == 0, "bytes differ", sa, da, len);
 					bool clean = true;
 					for (uint32_t i = 0; i < 64 + da; i++)
