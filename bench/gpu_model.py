@@ -1,25 +1,30 @@
 #!/usr/bin/python3
-"""gpu_model.py - the cuda executor's cost model, from its own PTX.
+"""gpu_model.py - the cuda executor's cost model, step by step (kernels/steps.h).
 
     bench/gpu_model.py [--nvcc PATH] [--build BUILD_DIR]        tables (bench/gpu_model.md)
     bench/gpu_model.py --predict GPU --rings R --payload B --batch N
                        [--threads T] [--frame-packets F]          one prediction, JSON
+    bench/gpu_model.py --probe-ptx PTX --predict GPU ... [--check]  the same on a build's probes;
+                                                                  --check: the calibration holds
 
 1. Compiles kernels/exec_cuda.cu with nvcc (-ptx -lineinfo for sm_90, and
-   -cubin -Xptxas -v for sm_80/86/89/90) and counts, in k_persistent's PTX,
-   the instructions of each part of the per-packet path by the source
-   function (or loop) they come from: all, global loads/stores, shared
-   loads/stores, atomics, system fences, barriers.  These are static
-   counts: branches not taken on the common path count too, so they
-   over-estimate the work per packet.
-2. Adds them up along one batch's critical path (phases are separated by
-   barriers, so their times add) with per-GPU latencies (the ASSUMED
-   table below, not measured here: no GPU was available), and predicts
-   packets per second per ring and for R rings (one CTA each, independent
-   up to the SM count and the memory bandwidth).
+   -cubin -Xptxas -v for sm_80/86/89/90) and the probes
+   (bench/gpu_model_probe.cu: one kernel per body of the per-packet path),
+   and counts their static PTX instructions by class.
+2. Predicts each step of one batch on one CTA (steps are separated by
+   barriers, so their times add) as its hardware floors (a load from host
+   memory, an L2 load, a system fence: measured on an H200, assumed for
+   the other GPUs) times how often this tree's structure pays them, plus
+   what the H200's step table measured beyond them (CAL, fitted to that
+   table; compute parts scale with the probes' instruction counts), then
+   packets per second per ring and for R rings (one CTA each, fences
+   contending, up to the SM count and the memory bandwidth).
+3. Checks itself: the same function with the structure of the code the
+   H200 measured reproduces that step table (calibration(), --check).
 
 tests/gpu/run_on_gpu.sh runs bench/gpu_exec_bench on a real GPU with the
-same parameters and prints this prediction beside the measurement.
+same parameters (and --steps) and prints this prediction beside the
+measurement, with the floors measured in the same run.
 """
 import argparse
 import json
@@ -32,37 +37,94 @@ import tempfile
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Per-GPU assumptions (microseconds, GHz, GB/s).  Latencies are the usual
-# microbenchmark figures for each generation (pointer chasing: L2 hit,
-# device-memory miss; PCIe: a GPU load from host-pinned memory), fence is a
-# system-scope fence with posted PCIe writes outstanding.  Orin's "pcie"
-# is a load from pinned system memory over the SoC fabric (no PCIe).
+# Per-GPU floors (microseconds, GHz, GB/s).  H200's are measured
+# (bench/gpu_floors on the GPU of shared/gpu/RESULTS.md: a dependent load
+# from host-mapped memory, an L2 load, __threadfence_system()); the others
+# are the usual microbenchmark figures for each generation, ASSUMED: no
+# such GPU was measured.  Orin's "pcie" is a load from pinned system
+# memory over the SoC fabric (no PCIe).  tests/gpu/bench_vs_model.py
+# replaces a row's floors with those measured in the same run.
 GPUS = {
-    "A100": dict(name="A100 80GB PCIe (Gen4)", clk=1.41, sms=108, l2=0.14, dram=0.45, pcie=1.0, fence=0.8,
+    "A100": dict(name="A100 80GB PCIe (Gen4), assumed", clk=1.41, sms=108, l2=0.14, pcie=1.0, fence=0.8,
                  dram_bw=1935, match=["A100"]),
-    "H100": dict(name="H100 PCIe (Gen5)", clk=1.755, sms=114, l2=0.15, dram=0.48, pcie=0.9, fence=0.7,
-                 dram_bw=2000, match=["H100", "H200", "GH200"]),
-    "L4": dict(name="L4 (Gen4, GDDR6)", clk=2.04, sms=58, l2=0.13, dram=0.45, pcie=1.0, fence=0.8,
+    "H100": dict(name="H100 PCIe (Gen5), assumed", clk=1.755, sms=114, l2=0.15, pcie=0.9, fence=0.7,
+                 dram_bw=2000, match=["H100", "GH200"]),
+    "H200": dict(name="H200, floors measured 2026-11-26", clk=1.98, sms=132, l2=0.145, pcie=1.14, fence=0.52,
+                 dram_bw=4800, match=["H200"]),
+    "L4": dict(name="L4 (Gen4, GDDR6), assumed", clk=2.04, sms=58, l2=0.13, pcie=1.0, fence=0.8,
                dram_bw=300, match=["L4"]),
-    "Orin": dict(name="Jetson AGX Orin (iGPU)", clk=1.3, sms=16, l2=0.20, dram=0.50, pcie=0.6, fence=0.4,
+    "Orin": dict(name="Jetson AGX Orin (iGPU), assumed", clk=1.3, sms=16, l2=0.20, pcie=0.6, fence=0.4,
                  dram_bw=204, match=["Orin"]),
 }
 
 # Cycles per instruction of one thread's dependent chain (no ILP assumed),
-# and per iteration of a loop over shared-memory records (its loads' latency).
+# for the instruction counts of the probes.
 CPI = 4
-BARRIERS = 10         # __syncthreads per batch on the common path outside the scans
-BAR_US = 0.03
 
-# The probe kernels (bench/gpu_model_probe.cu): one body of the per-packet path each.
+# The probes (bench/gpu_model_probe.cu): one body of the per-packet path each.
 PROBES = ["probe_parse", "probe_scan", "probe_run_place", "probe_run_link", "probe_frame_open", "probe_frame_end",
           "probe_solo_place", "probe_copy", "probe_make_visible", "probe_batch_end",
           # groups of several streams (not modelled below): 2a's rank scan and 2b's per-record loop
           "probe_scan_iter", "probe_commit_rec"]
 
-# System fences executed on the path (static counts include branches not
-# taken, e.g. the non-deferred publication's): kernels/README.md's list.
-FENCES = {"poll": 1, "frame_open": 1, "frame_end": 0, "make_visible": 2, "batch_end": 1}
+# The steps of a batch (kernels/steps.h, in order): what gpu_exec_bench
+# --steps measures and predict() returns.
+STEPS = ["poll", "stage", "parse", "icrc", "scan", "run", "sequence", "place", "verify", "commit", "end"]
+
+# Calibration: the H200 step table (shared/gpu/RESULTS.md, one CTA, 256
+# threads, custom format, 64-packet frames; µs per batch), measured on the
+# code of that run (commit 5eab4c2).  Columns: (payload, batch) -> steps.
+H200_MEASURED = {
+    (1024, 64): dict(poll=4.0, stage=12.7, parse=2.7, icrc=0.2, scan=2.1, run=2.0, sequence=5.0, place=9.2,
+                     verify=0.0, commit=4.5, end=3.2),
+    (64, 256): dict(poll=4.1, stage=12.9, parse=3.5, icrc=0.2, scan=2.5, run=2.0, sequence=15.7, place=4.9,
+                    verify=0.0, commit=9.7, end=3.2),
+    (64, 16): dict(poll=3.8, stage=13.0, parse=2.5, icrc=0.2, scan=1.9, run=2.3, sequence=2.5, place=1.2,
+                   verify=0.0, commit=1.6, end=3.1),
+    (8192, 64): dict(poll=3.9, stage=13.1, parse=2.7, icrc=0.2, scan=2.1, run=2.0, sequence=5.0, place=32.1,
+                     verify=0.0, commit=5.2, end=3.7),
+}
+# 4 rings, 1 KiB batch 64, CTA 0: the same steps with four CTAs' fences contending
+H200_MEASURED_4RINGS = dict(poll=4.4, stage=13.0, parse=3.3, icrc=0.2, scan=2.1, run=2.0, sequence=7.5, place=10.5,
+                            verify=0.0, commit=7.6, end=4.4)
+
+# What each step costs beyond its floors, fitted to that table (µs, at
+# the probes' instruction counts then: PROBE_CAL).  A step's compute part
+# scales with its probes' counts now / then, so a leaner body shows here.
+CAL = dict(
+    poll=1.2,          # 4.0 - (host load + host load + fence): the decision, tick check, barrier
+    stage=0.2,         # a barrier and gi_batch_begin (the icrc step's cost with nothing to do)
+    parse=2.45,        # a thread per packet, one pass: header, map, stream (L2 chains) and 738 instructions
+    parse_pkt=0.0041,  # ... per packet (memory traffic of more headers): 2.5 at 16, 3.5 at 256
+    icrc=0.2,          # a barrier and a loop over nothing pending
+    scan=1.85,         # two block scans
+    scan_pkt=0.0025,
+    run=2.0,           # run_place + run_link: two L2 chains and ~270 instructions
+    seq=1.67,          # per batch: solo_place's atomic ORs and the loop's setup
+    seq_frame=2.19,    # per frame opened, beyond its system fence: window, open, end, publish (thread 0, L2 chains)
+    place_round=0.94,  # per round of a warp's payloads: its records, the stream's slot address (L2 chains)
+    chunk_issue=0.046, # per 16-byte chunk a lane moves, beyond the load latency: its instructions
+    commit=0.63,       # per batch
+    commit_frame=1.73, # per frame published: mirror copy, seq words
+    end=2.06,          # counters, histograms, mirror stores; its fence (after host writes) apart
+    fence_contention=0.72,  # µs more per system fence for each doubling of the CTAs that fence at once
+)
+PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "probe_run_link": 51,
+             "probe_frame_open": 114, "probe_frame_end": 4733, "probe_make_visible": 1795, "probe_batch_end": 187}
+
+# The code's structure, step by step: "now" is this tree's, "h200-run" the
+# code the H200 table measured (to check the calibration against it).
+STRUCTURE = {
+    # poll: PCIe round trips; stage: chained round trips (the old chain's
+    # length is the measured 12.7-13.1 µs over the 1.14 µs load, not derived);
+    # copy: 16-byte chunks each lane has in flight
+    # copy: 16-byte chunks each lane has in flight (whole groups; the rest
+    # one at a time: frame.h gi_copy_lanes); lanes per payload fitted
+    # to the batch (one round when it can be); the stream's fields loaded
+    # once per warp, not once per round (one L2 trip of place_round)
+    "now": dict(poll_trips=1, stage_trips=None, copy_inflight=4, batch_lanes=True, geom_once=True),
+    "h200-run": dict(poll_trips=2, stage_trips=11, copy_inflight=1, batch_lanes=False, geom_once=False),
+}
 
 CLASSES = [
     ("ld_global", re.compile(r"^ld(\.[a-z]+)*\.global")),
@@ -196,44 +258,93 @@ def lanes_for(payload):
     return lanes
 
 
-def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, pkt_lat="l2"):
-    """Microseconds per batch on one CTA (one stream per ring), by step, and the rates.  pc: probe counts."""
-    us = lambda cycles: cycles / (g["clk"] * 1000.0)
-    ins = lambda p: pc[p]["all"]
-    lat = g[pkt_lat]
+def lanes_for_batch(lanes, warps, n):
+    """kernels/exec_cuda.h gi_cuda_place_lanes_batch()"""
+    while lanes > 1 and warps * (32 // lanes) < n:
+        lanes //= 2
+    return lanes
+
+
+def scaled(pc, base, *probes):
+    """base µs at the calibration's instruction counts, scaled to the probes' counts now."""
+    then = sum(PROBE_CAL[p] for p in probes)
+    return base * sum(pc[p]["all"] for p in probes) / then if pc else base
+
+
+def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="now", floors=None):
+    """Microseconds per batch on one CTA (one stream per ring), by step (STEPS), and the rates.
+
+    g: a GPUS row; pc: probe counts (probe_counts()); floors: measured
+    floors (bench/gpu_floors' JSON) that replace the row's."""
+    g = dict(g)
+    if floors:
+        for key, fk in (("pcie", "host_load_us"), ("l2", "l2_load_us"), ("fence", "fence_sys_us")):
+            if floors.get(fk):
+                g[key] = floors[fk]
+    st = STRUCTURE[code]
     n, warps, lanes = batch, threads // 32, lanes_for(payload)
-    passes = math.ceil(n / threads)
-    frames = max(1.0, n / frame_packets)          # frames a batch opens and ends
-    published = min(1.0, n / frame_packets)       # batches that publish a frame (then 2 fences in phase 4)
+    frames = n / frame_packets                    # frames a batch opens and publishes, on average
+    publishes = min(1.0, frames)                  # batches that publish at least one frame
+    fence = g["fence"] + CAL["fence_contention"] * math.log2(max(1, min(rings, g["sms"])))
+    fence_host = max(fence, g["pcie"])            # a fence with host-memory (mirror) writes outstanding
+    stride = 32 + 12 * n                          # the slot: header, addr[] and len[] (no split)
     t = {}
-    t["poll"] = g["pcie"] + FENCES["poll"] * g["fence"]  # doorbell acquire: load + system fence
-    t["stage"] = g["pcie"] + n * 12 / 25000.0     # descriptors over PCIe (12 B each), one round trip
-    # a thread per packet: header in L2, map and stream config in L2, then its instructions
-    t["parse"] = lat + 2 * g["l2"] + passes * us(ins("probe_parse") * CPI)
-    # two block scans (ranks; frame starts), each 3 barriers per pass
-    t["scans"] = 2 * passes * (us(ins("probe_scan") * CPI) + 3 * BAR_US)
-    # a thread per record: its place (slot header, bitmap word: L2), then its link
-    t["run"] = passes * us((ins("probe_run_place") + ins("probe_run_link")) * CPI) + 2 * g["l2"]
-    # thread 0, per frame: open (fence), end; then a thread per record: bit (atomic OR) and state
-    t["sequence"] = (frames * (FENCES["frame_open"] * g["fence"] + 3 * g["l2"]
-                               + us((ins("probe_frame_open") + ins("probe_frame_end")) * CPI))
-                     + passes * us(ins("probe_solo_place") * CPI) + g["l2"])
+    t["poll"] = st["poll_trips"] * g["pcie"] + fence + CAL["poll"]
+    trips = st["stage_trips"] or math.ceil(stride / 16 / (4 * threads))
+    t["stage"] = trips * g["pcie"] + CAL["stage"]
+    passes = math.ceil(n / threads)
+    t["parse"] = passes * scaled(pc, CAL["parse"], "probe_parse") + n * CAL["parse_pkt"]
+    t["icrc"] = CAL["icrc"]
+    t["scan"] = passes * scaled(pc, CAL["scan"], "probe_scan") + n * CAL["scan_pkt"]
+    t["run"] = passes * scaled(pc, CAL["run"], "probe_run_place", "probe_run_link")
+    t["sequence"] = CAL["seq"] + frames * (fence_host + scaled(pc, CAL["seq_frame"], "probe_frame_open",
+                                                               "probe_frame_end"))
+    if st["batch_lanes"]:
+        lanes = lanes_for_batch(lanes, warps, n)
     rounds = math.ceil(n / (warps * (32 // lanes)))
-    iters = math.ceil(payload / (16 * lanes))
-    t["place"] = rounds * iters * lat             # a lane's loads wait one latency per 16-byte chunk
-    t["commit"] = published * FENCES["make_visible"] * g["fence"] + us(ins("probe_make_visible") * CPI)
-    t["end"] = us(ins("probe_batch_end") * CPI) + FENCES["batch_end"] * g["fence"]
-    t["barriers"] = BARRIERS * BAR_US
+    chunks = math.ceil(payload / (16 * lanes))    # a lane's chunks of one payload
+    per_round = CAL["place_round"] - (g["l2"] if st["geom_once"] else 0)
+    t["place"] = (g["l2"] if st["geom_once"] else 0) + rounds * (
+        per_round + (chunks // st["copy_inflight"] + chunks % st["copy_inflight"]) * g["l2"] + chunks * CAL["chunk_issue"])
+    t["verify"] = 0.0                             # custom format: no sender CRC
+    t["commit"] = CAL["commit"] + publishes * 2 * fence_host + frames * scaled(pc, CAL["commit_frame"],
+                                                                               "probe_make_visible")
+    t["end"] = scaled(pc, CAL["end"], "probe_batch_end") + fence_host
     total = sum(t.values())
     per_ring = n / total                          # Mpps = packets per microsecond
     r = min(rings, g["sms"])
     bw_cap = g["dram_bw"] * 1e3 / (2.0 * payload)  # Mpps: each payload read and written once
     mpps = min(r * per_ring, bw_cap)
-    return {"gpu": g["name"], "rings": rings, "payload": payload, "batch": batch, "threads": threads,
+    return {"gpu": g["name"], "code": code, "rings": rings, "payload": payload, "batch": batch, "threads": threads,
             "frame_packets": frame_packets, "us_per_batch": round(total, 2),
-            "steps_us": {k: round(v, 2) for k, v in t.items()}, "Mpps_per_ring": round(per_ring, 2),
+            "steps_us": {k: round(t[k], 2) for k in STEPS}, "Mpps_per_ring": round(per_ring, 2),
             "Mpps": round(mpps, 2), "Gbps_payload": round(mpps * payload * 8e-3, 1),
             "bound": "memory bandwidth" if mpps < r * per_ring else "per-batch latency chain"}
+
+
+def calibration(pc):
+    """The model on the H200 run's code beside that run's step table: (rows, worst |error| of a step > 0.5 µs)."""
+    rows, worst = [], 0.0
+    cases = [((p, b), 1, m) for (p, b), m in H200_MEASURED.items()] + [((1024, 64), 4, H200_MEASURED_4RINGS)]
+    for (payload, batch), rings, meas in cases:
+        p = predict(GPUS["H200"], pc, rings, payload, batch, code="h200-run")
+        cells = []
+        for k in STEPS:
+            mv, pv = meas[k], p["steps_us"][k]
+            cells.append("%.1f / %.1f" % (mv, pv))
+            if mv > 0.5:
+                worst = max(worst, abs(pv - mv) / mv)
+        tm = sum(meas.values())
+        worst = max(worst, abs(p["us_per_batch"] - tm) / tm)
+        rows.append([payload, batch, rings] + cells + ["%.1f / %.1f" % (tm, p["us_per_batch"])])
+    return rows, worst
+
+
+TARGETS = [  # issue 21's, persistent, 256 threads: (label, rings, payload, batch, target Mpps)
+    ("1 ring, 1 KiB, batch 64", 1, 1024, 64, 4.5),
+    ("4 rings, 1 KiB, batch 64", 4, 1024, 64, 15.0),
+    ("4 rings, 64 B, batch 256", 4, 64, 256, 40.0),
+]
 
 
 def md_table(rows, head):
@@ -254,6 +365,9 @@ def main():
     ap.add_argument("--frame-packets", type=int, default=64)
     ap.add_argument("--probe-ptx", help="with --predict: the probes' PTX as the build made it (meson's "
                     "bench/gpu_model_probe.ptx; the `gpu_model` test), instead of compiling them here")
+    ap.add_argument("--check", action="store_true", help="with --probe-ptx: also the calibration table; exit 1 "
+                    "if a step (over 0.5 µs) or a batch of the H200 run's code is modelled more than 30%% off "
+                    "what that run measured")
     a = ap.parse_args()
     if a.probe_ptx:
         if not a.predict:
@@ -262,6 +376,12 @@ def main():
             parts = probe_counts(f.read())
         print(json.dumps(predict(gpu_named(a.predict), parts, a.rings, a.payload, a.batch, a.threads,
                                  a.frame_packets)))
+        if a.check:
+            rows, worst = calibration(parts)
+            print(md_table(rows, ["payload", "batch", "rings"] + STEPS + ["batch"]))
+            print("worst error %.0f%% (limit 30%%)" % (100 * worst))
+            if worst > 0.30:
+                sys.exit(1)
         return
     if not os.path.exists(os.path.join(a.build, "gi_build_config.h")):
         sys.exit("gpu_model.py: %s has no gi_build_config.h: configure a build first (meson setup build)" % a.build)
@@ -287,46 +407,59 @@ def main():
     tot = counts(insns)
     rows.append(["(k_persistent, whole)"] + [tot.get(c, 0) for c in cols])
     print(md_table(rows, ["part"] + cols))
-    print("\n## predictions (packets in L2, as a NIC's recent writes are; batch 64, 256 threads, 64-packet frames;"
+    print("\n## calibration: the H200 run's code, measured / modelled, µs per batch on one CTA\n")
+    rows, worst = calibration(parts)
+    print(md_table(rows, ["payload", "batch", "rings"] + STEPS + ["batch"]))
+    print("\nworst error of a step over 0.5 µs, or of a batch: %.0f%%" % (100 * worst))
+    print("\n## this tree: one batch, step by step (H200 floors)\n")
+    rows = []
+    for payload, batch, rings in ((1024, 64, 1), (64, 256, 1), (64, 16, 1), (8192, 64, 1), (1024, 64, 4)):
+        p = predict(GPUS["H200"], parts, rings, payload, batch)
+        rows.append([payload, batch, rings] + [p["steps_us"][k] for k in STEPS] + [p["us_per_batch"]])
+    print(md_table(rows, ["payload", "batch", "rings"] + STEPS + ["batch µs"]))
+    print("\n## issue 21's targets, predicted for this tree (H200 floors; persistent, 256 threads)\n")
+    rows = []
+    for label, rings, payload, batch, target in TARGETS:
+        then = predict(GPUS["H200"], parts, rings, payload, batch, code="h200-run")["Mpps"]
+        p = predict(GPUS["H200"], parts, rings, payload, batch)
+        rows.append([label, target, then, p["Mpps"], "%.2f" % (p["Mpps"] / target), p["bound"]])
+    print(md_table(rows, ["case", "target Mpps", "model, H200 run's code", "model, this tree",
+                          "this tree / target", "bound by"]))
+    print("\n## predictions for other GPUs (this tree; batch 64, 256 threads, 64-packet frames;"
           " 64 B also with batch 256)\n")
     rows = []
     for key, g in GPUS.items():
         for payload, batch in ((64, 64), (64, 256), (1024, 64), (8192, 64)):
             p1 = predict(g, parts, 1, payload, batch)
             p4 = predict(g, parts, 4, payload, batch)
-            rows.append([key, payload, batch, p1["us_per_batch"], p1["Mpps"], p4["Mpps"], p4["Gbps_payload"],
+            rows.append([g["name"], payload, batch, p1["us_per_batch"], p1["Mpps"], p4["Mpps"], p4["Gbps_payload"],
                          p4["bound"]])
     print(md_table(rows, ["GPU", "payload B", "batch", "µs/batch", "Mpps 1 ring", "Mpps 4 rings",
                           "Gb/s 4 rings", "4 rings bound by"]))
-    print("\n## one batch, step by step (H100, 4 rings)\n")
-    rows = []
-    for payload, batch in ((64, 256), (1024, 64), (8192, 64)):
-        p = predict(GPUS["H100"], parts, 4, payload, batch)
-        rows.append([payload, batch] + [p["steps_us"][k] for k in p["steps_us"]] + [p["us_per_batch"]])
-    print(md_table(rows, ["payload", "batch"] + list(predict(GPUS["H100"], parts, 1, 64, 64)["steps_us"])
-                   + ["total µs"]))
     sensitivity(parts)
 
 
 def sensitivity(parts):
-    global CPI
-    print("\n## sensitivity: H100, 4 rings, Mpps when one assumption changes\n")
+    print("\n## sensitivity: H200, 4 rings, this tree, Mpps when one input changes\n")
     rows = []
-    base_cpi = CPI
-    cases = [("as assumed", {}, base_cpi), ("fence x2 (1.4 µs)", {"fence": 1.4}, base_cpi),
-             ("fence x0.5", {"fence": 0.35}, base_cpi), ("PCIe read x2 (1.8 µs)", {"pcie": 1.8}, base_cpi),
-             ("packets in DRAM, not L2", {"l2_pkt": True}, base_cpi), ("CPI 2", {}, 2), ("CPI 8", {}, 8)]
-    for name, over, cpi in cases:
-        g = dict(GPUS["H100"])
-        lat = "dram" if over.pop("l2_pkt", False) else "l2"
-        g.update(over)
-        CPI = cpi
-        row = [name]
-        for payload, batch in ((64, 256), (1024, 64), (8192, 64)):
-            row.append(predict(g, parts, 4, payload, batch, pkt_lat=lat)["Mpps"])
-        rows.append(row)
-    CPI = base_cpi
-    print(md_table(rows, ["assumption", "64 B (batch 256)", "1 KiB (batch 64)", "8 KiB (batch 64)"]))
+    cases = [("as measured", {}), ("system fence x2", {"fence": 1.04}), ("load from host x2", {"pcie": 2.28}),
+             ("no fence contention between CTAs", {"_contention": 0.0}),
+             ("per-frame thread-0 work halved", {"_seq_frame": CAL["seq_frame"] / 2})]
+    for name, over in cases:
+        g = dict(GPUS["H200"])
+        saved = dict(CAL)
+        for k, v in over.items():
+            if k == "_contention":
+                CAL["fence_contention"] = v
+            elif k == "_seq_frame":
+                CAL["seq_frame"] = v
+            else:
+                g[k] = v
+        rows.append([name] + [predict(g, parts, 4, payload, batch)["Mpps"]
+                              for payload, batch in ((64, 256), (1024, 64), (8192, 64))])
+        CAL.clear()
+        CAL.update(saved)
+    print(md_table(rows, ["input", "64 B (batch 256)", "1 KiB (batch 64)", "8 KiB (batch 64)"]))
 
 
 if __name__ == "__main__":

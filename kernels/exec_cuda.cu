@@ -24,8 +24,9 @@
  *   2b sequence a thread per stream of the group: per frame of the run, or
  *               its packets in order through the serial steps; with one
  *               stream, then a thread per record sets its bit
- *   3  place    a lane per 16-byte chunk: a warp per payload, or several
- *               payloads per warp when they are small (gi_cuda_place_lanes)
+ *   3  place    lanes per payload by its chunks and the batch's size
+ *               (gi_cuda_place_lanes, _batch): as many payloads at once as
+ *               make the batch one round, each lane 4 chunks in flight
  *   4  commit   a thread per stream: final frames become visible
  *   (2-4 again while a stream stalled on a busy slot)
  *   end         thread 0: batch counters, then every thread mirrors them and
@@ -200,7 +201,6 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
 	const uint32_t tid = threadIdx.x, nt = blockDim.x, g = blockIdx.x;
 	const uint32_t lane = tid % 32, warp = tid / 32, nwarps = (nt + 31) / 32;
-	const uint32_t per_warp = 32u / a.groups[blockIdx.x].lanes; /* payloads a warp copies at once */
 	const uint32_t ri = cc->ring;
 	const uint64_t idx = cc->idx, now = cc->now;
 	const struct gi_cuda_ring cr = a.rings[ri];
@@ -288,8 +288,11 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 		}
 		__syncthreads();
 		GI_CTA_STEP(GI_STEP_SEQUENCE);
-		gi_phase_place(ctx, stg, cr.max_pkts, cr.split, h, warp * per_warp + lane / grp.lanes, nwarps * per_warp,
-			       lane % grp.lanes, grp.lanes);
+		{ /* lanes per payload and payloads a warp copies at once, for this batch's size */
+			const uint32_t lanes = gi_cuda_place_lanes_batch(grp.lanes, nwarps, h->n), per_warp = 32u / lanes;
+			gi_phase_place(ctx, stg, cr.max_pkts, cr.split, h, warp * per_warp + lane / lanes,
+				       nwarps * per_warp, lane % lanes, lanes);
+		}
 		__syncthreads(); /* every payload store before any commit's release (and any frame CRC) */
 		GI_CTA_STEP(GI_STEP_PLACE);
 		/*

@@ -43,7 +43,7 @@ struct gi_cuda_ring {
 struct gi_cuda_group {
 	uint32_t first_ring, n_rings;     /* in gi_cuda_args.rings */
 	uint32_t first_stream, n_streams; /* in gi_cuda_args.group_streams */
-	uint32_t lanes;                   /* phase 3: lanes per payload (gi_cuda_place_lanes) */
+	uint32_t lanes;                   /* phase 3: most lanes per payload (gi_cuda_place_lanes) */
 	uint32_t pad;
 };
 
@@ -58,6 +58,21 @@ GI_HD static inline uint32_t gi_cuda_place_lanes(uint32_t max_payload)
 	uint32_t chunks = (max_payload + 15u) / 16u, lanes = 1;
 	while (lanes < chunks && lanes < 32u)
 		lanes *= 2;
+	return lanes;
+}
+
+/*
+ * ... and for a batch of n packets on `warps` warps: fewer lanes per
+ * payload while the CTA would otherwise copy the batch in more than one
+ * round (a round costs its records' bookkeeping and a memory latency
+ * whatever its size, and each lane keeps several chunks in flight:
+ * frame.h), so a 64-packet batch of 1 KiB payloads on 8 warps is one
+ * round of 8 payloads per warp, 4 lanes each, not 8 rounds of one.
+ */
+GI_HD static inline uint32_t gi_cuda_place_lanes_batch(uint32_t lanes, uint32_t warps, uint32_t n)
+{
+	while (lanes > 1u && warps * (32u / lanes) < n)
+		lanes /= 2u;
 	return lanes;
 }
 

@@ -33,18 +33,21 @@ GI_HD static inline void gi_phase_place(struct gi_exec_ctx *ctx, const struct gi
 					uint32_t nlanes)
 {
 	struct gi_rec *rec = gi_batch_recs(h);
+	struct gi_stream_geom geo = { 0 }; /* the last record's stream, loaded once (stream.h) */
+	geo.stream = GI_STREAM_NONE;
 
 	for (uint32_t i = w; i < h->n; i += nw) {
 		struct gi_rec *r = &rec[i];
 		if (r->state != GI_REC_PLACE) /* the same record for every lane: uniform */
 			continue;
-		const struct gi_stream_rt *st = &ctx->streams[r->stream];
+		if (r->stream != geo.stream)
+			gi_stream_geom_load(&ctx->streams[r->stream], r->stream, &geo);
 		struct gi_pkt_desc d;
 		struct gi_place pl;
 		gi_slot_pkt(slot, max_pkts, split, i, &d);
 		gi_place_src(&pl, &d, r->src_off, r->pi.payload_len);
-		struct gi_frame_slot *s = gi_stream_slot(st, r->frame);
-		pl.dst = gi_stream_payload(st, s, r->index);
+		struct gi_frame_slot *s = gi_geom_slot(&geo, r->frame);
+		pl.dst = gi_geom_payload(&geo, s, r->index);
 		GI_PLACE_LANES(&pl, lane, nlanes);
 		if (r->pi.meta && lane == 0) /* the sender's frame-end record (its frame number: phase 2) */
 			gi_frame_sender_store(s, d.pkt, d.hdr_len, d.seg1, (uint32_t)r->src_off + r->pi.meta_rel);

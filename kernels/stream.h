@@ -232,6 +232,45 @@ GI_HD static inline uint8_t *gi_stream_payload(const struct gi_stream_rt *st, st
 }
 
 /*
+ * Where a stream's payloads go, copied out of the stream once by a worker
+ * that places many (phase 3): between records its own payload stores
+ * could alias the stream for all a compiler knows, so it would load each
+ * field again for every record — on the GPU a chain of L2 round trips per
+ * round of a warp's copies.
+ */
+struct gi_stream_geom {
+	uint8_t *ring;
+	struct gi_div div_slots;
+	uint64_t slot_stride;
+	uint64_t payload_off;
+	uint32_t payload_bytes;
+	uint32_t stream; /* whose (GI_STREAM_NONE: none yet) */
+};
+
+GI_HD static inline void gi_stream_geom_load(const struct gi_stream_rt *st, uint32_t si, struct gi_stream_geom *g)
+{
+	g->ring = (uint8_t *)st->ring;
+	g->div_slots = st->div_slots;
+	g->slot_stride = st->slot_stride;
+	g->payload_off = st->payload_off;
+	g->payload_bytes = st->payload_bytes;
+	g->stream = si;
+}
+
+/* gi_stream_slot() from the copy */
+GI_HD static inline struct gi_frame_slot *gi_geom_slot(const struct gi_stream_geom *g, uint64_t frame)
+{
+	return (struct gi_frame_slot *)(g->ring + GI_ALIGN_UP(sizeof(struct gi_frame_ring_hdr), 4096) +
+					gi_div_r(&g->div_slots, frame) * g->slot_stride);
+}
+
+/* gi_stream_payload() from the copy */
+GI_HD static inline uint8_t *gi_geom_payload(const struct gi_stream_geom *g, struct gi_frame_slot *s, uint32_t index)
+{
+	return (uint8_t *)s + g->payload_off + (uint64_t)index * g->payload_bytes;
+}
+
+/*
  * The payload length packet `index` of a frame must have: the last data
  * packet may be shorter (frame.bytes), a frame-end packet of its own
  * (index data_packets) carries none.

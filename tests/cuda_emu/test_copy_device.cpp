@@ -4,7 +4,7 @@
  * played in turn.
  *
  * For every source alignment 0..15, destination offsets 0/4/8/16 and
- * lengths 0..300 plus a few frame-sized ones (those at 32 and at 4 lanes,
+ * lengths 0..300 plus a few frame-sized ones (those at 32, 4 and 1 lanes,
  * around the ends of the unrolled loops too), the copy must put exactly the
  * source bytes in [dst, dst + len) and nothing outside.  The source ends
  * exactly at a page followed by a PROT_NONE guard page, or starts 64 bytes
@@ -42,8 +42,9 @@ int main(void)
 	for (size_t i = 0; i < span; i++)
 		lo[i] = (uint8_t)(i * 131u + 7u);
 	uint8_t *dbuf = (uint8_t *)aligned_alloc(64, 16384 + 128);
-	/* frame sizes, and around the edges of the 4-chunks-in-flight loops at 32 lanes (3 * 512 + 16 or 20) */
-	static const uint32_t big[] = { 1024, 1500 - 74, 4000, 8192, 1551, 1552, 1555, 1556, 2047, 2048, 2049 };
+	/* frame sizes, and around a lane's second and fourth chunk at 32 lanes (512 or 3 * 512, + 16 or 20) */
+	static const uint32_t big[] = { 1024, 1500 - 74, 4000, 8192, 527,  528,  531, 532,
+					1551, 1552, 1555, 1556, 2047, 2048, 2049 };
 	const uint32_t n_big = sizeof(big) / sizeof(big[0]);
 	static const uint32_t dsts[] = { 0, 4, 8, 16 };
 	uint32_t cases = 0, funnel = 0;
@@ -53,7 +54,8 @@ int main(void)
 			for (uint32_t li = 0; li < 301 + n_big; li++) {
 				uint32_t len = li < 301 ? li : big[li - 301], da = dsts[di];
 				for (int end = 0; end < 2; end++)
-				for (uint32_t nl = 32; nl >= (li < 301 ? 32u : 4u); nl /= 8) { /* big ones at 4 lanes too */
+				for (uint32_t nli = 0; nli < (li < 301 ? 1u : 3u); nli++) { /* big ones at 4 and 1 lanes too */
+					const uint32_t nl = nli == 0 ? 32u : nli == 1 ? 4u : 1u;
 					/* the source against the upper guard, or 16-aligned-plus-sa after the lower one */
 					const uint8_t *src = end ? hi - len : lo + 64 + sa;
 					if (end && ((uintptr_t)src & 15) != sa)

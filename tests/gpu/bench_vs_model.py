@@ -53,14 +53,14 @@ def main():
     with open(os.path.join(build, "bench", "gpu_model_probe.ptx")) as f:
         parts = gpu_model.probe_counts(f.read())
     try:
-        g = gpu_model.gpu_named(gpu)
-    except SystemExit:
-        g = None  # no assumptions for this GPU: measured figures only
-    try:
         with open(floors_path) as f:
             floors = json.load(f)
     except (OSError, ValueError):
         floors = {}
+    try:
+        g = gpu_model.gpu_named(gpu)
+    except SystemExit:  # no row for this GPU: the H200 row's calibration on this GPU's floors, if measured
+        g = dict(gpu_model.GPUS["H200"], name=gpu + " (H200 calibration, floors measured here)") if floors else None
     door = floors.get("doorbell_rt_p50_us")
     failed = 0
     print(f"{'payload':>7} {'batch':>5} {'rings':>5} {'mode':<10} {'model':>7} {'Mpps':>7} {'ratio':>5} "
@@ -71,7 +71,8 @@ def main():
                 if mode == "launch" and rings != 4:
                     continue
                 m, rc, err = bench(build, seconds, rings, payload, batch, mode)
-                p = gpu_model.predict(g, parts, rings, payload, batch) if g and mode == "persistent" else {}
+                p = gpu_model.predict(g, parts, rings, payload, batch, floors=floors) \
+                    if g and mode == "persistent" else {}
                 mpps = m.get("placed_Mpps")
                 ok = good(m, rc)
                 failed += not ok
@@ -83,11 +84,11 @@ def main():
                       f"{('%.1f' % per_batch) if per_batch else '-':>8} "
                       f"{('%.1f' % (per_batch / door)) if per_batch and door else '-':>10}  "
                       f"{'ok' if ok else 'FAIL ' + err[:60]}")
-        steps = None
+        steps, worst = None, 0.0
         for payload, batch in STEP_CASES:
             m, rc, err = bench(build, seconds, 1, payload, batch, steps=True)
             failed += not good(m, rc)
-            p = gpu_model.predict(g, parts, 1, payload, batch) if g else {}
+            p = gpu_model.predict(g, parts, 1, payload, batch, floors=floors) if g else {}
             jl.write(json.dumps(dict(mode="persistent", steps=True, measured=m, model=p, rc=rc)) + "\n")
             if not m.get("steps_us"):
                 print(f"steps {payload} B batch {batch}: FAIL {err[:60]}")
@@ -98,8 +99,14 @@ def main():
                 print(f"{'payload':>7} {'batch':>5} " + " ".join(f"{k:>11}" for k in steps) + f" {'batch':>11}")
             model = p.get("steps_us", {})
             cell = lambda k, v: ("%.1f" % v) + ("/%.1f" % model[k] if k in model else "")
+            for k, v in m["steps_us"].items():
+                if k in model and v > 0.5:
+                    worst = max(worst, abs(model[k] - v) / v)
             print(f"{payload:>7} {batch:>5} " + " ".join(f"{cell(k, m['steps_us'][k]):>11}" for k in steps)
                   + f" {('%.1f' % m['batch_us']) + ('/%.1f' % p['us_per_batch'] if p else ''):>11}")
+        if steps and g:
+            print("worst step (over 0.5 µs) off the model by %.0f%%: %s" % (
+                100 * worst, "within ±30%" if worst <= 0.30 else "OUTSIDE ±30%: recalibrate bench/gpu_model.py"))
     if floors:
         print("floors: " + ", ".join(f"{k} {v}" for k, v in floors.items() if k not in ("gpu",)))
     return 1 if failed else 0
