@@ -136,15 +136,24 @@ case "$mode" in
     fuzz_targets=$(sed -n "s/^  '\([a-z0-9_]*\)': \[.*/\1/p" tests/fuzz/meson.build)
     ninja -C build-fuzz $(printf 'tests/fuzz/fuzz_%s ' $fuzz_targets)
     : > build-fuzz/fuzz-results.json
+    # one fuzzer per CPU at a time (each is one process), reported in order
+    jobs_max=$(nproc)
     for t in $fuzz_targets; do
       work=build-fuzz/fuzz-$t
       rm -rf "$work"; mkdir -p "$work/corpus"
       dict=(); [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
+      while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do sleep 1; done
       echo "setup.sh: fuzz_$t for ${fuzz_seconds} s"
+      ( build-fuzz/tests/fuzz/fuzz_"$t" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+          -print_final_stats=1 "${dict[@]}" -artifact_prefix="$work/" "$work/corpus" "tests/fuzz/corpus/$t" \
+          >"$work/log" 2>&1; echo $? > "$work/rc" ) &
+    done
+    wait
+    for t in $fuzz_targets; do
+      work=build-fuzz/fuzz-$t
       result=OK
-      build-fuzz/tests/fuzz/fuzz_"$t" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
-        -print_final_stats=1 "${dict[@]}" -artifact_prefix="$work/" "$work/corpus" "tests/fuzz/corpus/$t" \
-        >"$work/log" 2>&1 || result=FAIL
+      [ "$(cat "$work/rc" 2>/dev/null)" = 0 ] || result=FAIL
+      echo "setup.sh: fuzz_$t"
       grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec)' "$work/log" | sed 's/^/  /' || true
       if [ "$result" = FAIL ]; then
         rc=1

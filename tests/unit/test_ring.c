@@ -5,6 +5,7 @@
  * before its doorbell.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -75,7 +76,7 @@ static void *producer(void *arg)
 	struct gi_batch_ring *r = s->r;
 	for (uint64_t head = 0; head < STRESS_SLOTS; head++) {
 		while (!gi_ring_has_room(r, head))
-			;
+			sched_yield(); /* the consumer may share this core (a busy CI box): let it run */
 		struct gi_batch_slot *slot = gi_ring_slot(r, head);
 		uint32_t n = (uint32_t)(head % r->max_pkts) + 1;
 		uint64_t *addr = gi_slot_addr(slot);
@@ -98,6 +99,8 @@ static void *consumer(void *arg)
 	uint64_t tail = 0;
 	while (tail < STRESS_SLOTS) {
 		uint64_t pending = gi_ring_pending(r, tail);
+		if (!pending)
+			sched_yield();
 		for (; pending; pending--, tail++) {
 			struct gi_batch_slot *slot = gi_ring_slot(r, tail);
 			uint64_t *addr = gi_slot_addr(slot);
