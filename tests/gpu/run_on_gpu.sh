@@ -15,8 +15,9 @@
 #            host-memory load, L2 load, system and GPU fences, launches
 #   unit     test_exec_cuda (the kernels against the host reference, both
 #            modes) and test_copy_device
-#   san      compute-sanitizer memcheck, racecheck and synccheck over
-#            test_exec_cuda and a short gpu_exec_bench in each mode
+#   san      compute-sanitizer synccheck, racecheck and memcheck
+#            (GI_SAN_TOOLS) over test_exec_cuda and a short
+#            gpu_exec_bench in each mode
 #   bench    bench/gpu_exec_bench beside bench/gpu_model.py's prediction,
 #            both modes, and per batch against the floors just measured
 #   e2e      tests/integration/e2e_memif.sh with backend cuda, both modes
@@ -184,7 +185,8 @@ fi
 
 if want san; then
   if command -v compute-sanitizer >/dev/null; then
-    for tool in memcheck racecheck synccheck; do
+    # the barrier/warp-sync check first (the launch-mode fault), then races, then memory
+    for tool in ${GI_SAN_TOOLS:-synccheck racecheck memcheck}; do
       # 128 threads per CTA: the sanitizers run every thread instrumented
       step "san_${tool}_exec_cuda" 100 env GI_THREADS_PER_RING=128 CMOCKA_MESSAGE_OUTPUT=stdout \
         compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 "$BUILD/tests/test_exec_cuda"
