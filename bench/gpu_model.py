@@ -71,29 +71,43 @@ PROBES = ["probe_parse", "probe_scan", "probe_run_place", "probe_run_link", "pro
 # --steps measures and predict() returns.
 STEPS = ["poll", "stage", "parse", "icrc", "scan", "run", "sequence", "place", "verify", "commit", "end"]
 
-# Calibration: the H200 step table (shared/gpu/RESULTS.md, one CTA, 256
-# threads, custom format, 64-packet frames; µs per batch), measured on the
-# code of that run (commit 5eab4c2).  Columns: (payload, batch) -> steps.
-H200_MEASURED = {
-    (1024, 64): dict(poll=4.0, stage=12.7, parse=2.7, icrc=0.2, scan=2.1, run=2.0, sequence=5.0, place=9.2,
-                     verify=0.0, commit=4.5, end=3.2),
-    (64, 256): dict(poll=4.1, stage=12.9, parse=3.5, icrc=0.2, scan=2.5, run=2.0, sequence=15.7, place=4.9,
-                    verify=0.0, commit=9.7, end=3.2),
-    (64, 16): dict(poll=3.8, stage=13.0, parse=2.5, icrc=0.2, scan=1.9, run=2.3, sequence=2.5, place=1.2,
-                   verify=0.0, commit=1.6, end=3.1),
-    (8192, 64): dict(poll=3.9, stage=13.1, parse=2.7, icrc=0.2, scan=2.1, run=2.0, sequence=5.0, place=32.1,
-                     verify=0.0, commit=5.2, end=3.7),
+# Calibration: two H200 step tables (one CTA, 256 threads, custom format,
+# 64-packet frames; µs per batch): the first GPU run's (shared/gpu/
+# RESULTS.md, commit 5eab4c2, an instrumented build) and this project's
+# own --steps run (bench/gpu_model.md, commit 4aae5b2), each with the
+# floors measured in its run.  (payload, batch, rings) -> steps.
+MEASURED = {
+    "h200-run": dict(floors=dict(pcie=1.14, l2=0.145, fence=0.52), steps={
+        (1024, 64, 1): dict(poll=4.0, stage=12.7, parse=2.7, icrc=0.2, scan=2.1, run=2.0, sequence=5.0, place=9.2,
+                            verify=0.0, commit=4.5, end=3.2),
+        (64, 256, 1): dict(poll=4.1, stage=12.9, parse=3.5, icrc=0.2, scan=2.5, run=2.0, sequence=15.7, place=4.9,
+                           verify=0.0, commit=9.7, end=3.2),
+        (64, 16, 1): dict(poll=3.8, stage=13.0, parse=2.5, icrc=0.2, scan=1.9, run=2.3, sequence=2.5, place=1.2,
+                          verify=0.0, commit=1.6, end=3.1),
+        (8192, 64, 1): dict(poll=3.9, stage=13.1, parse=2.7, icrc=0.2, scan=2.1, run=2.0, sequence=5.0, place=32.1,
+                            verify=0.0, commit=5.2, end=3.7),
+        # CTA 0 of four: the same steps with four CTAs' fences contending
+        (1024, 64, 4): dict(poll=4.4, stage=13.0, parse=3.3, icrc=0.2, scan=2.1, run=2.0, sequence=7.5, place=10.5,
+                            verify=0.0, commit=7.6, end=4.4),
+    }),
+    "h200-run-2": dict(floors=dict(pcie=1.088, l2=0.146, fence=0.606), steps={
+        (1024, 64, 1): dict(poll=5.1, stage=1.9, parse=2.6, icrc=0.2, scan=2.0, run=2.1, sequence=4.8, place=6.9,
+                            verify=0.0, commit=4.4, end=3.6),
+        (64, 256, 1): dict(poll=5.0, stage=1.9, parse=3.4, icrc=0.2, scan=2.3, run=2.1, sequence=15.6, place=6.1,
+                           verify=0.0, commit=9.9, end=3.5),
+        (64, 16, 1): dict(poll=5.0, stage=1.9, parse=2.4, icrc=0.2, scan=1.9, run=2.4, sequence=2.3, place=1.4,
+                          verify=0.0, commit=1.6, end=3.4),
+        (8192, 64, 1): dict(poll=5.2, stage=2.0, parse=2.6, icrc=0.2, scan=2.0, run=2.1, sequence=4.7, place=34.3,
+                            verify=0.0, commit=5.5, end=4.2),
+    }),
 }
-# 4 rings, 1 KiB batch 64, CTA 0: the same steps with four CTAs' fences contending
-H200_MEASURED_4RINGS = dict(poll=4.4, stage=13.0, parse=3.3, icrc=0.2, scan=2.1, run=2.0, sequence=7.5, place=10.5,
-                            verify=0.0, commit=7.6, end=4.4)
 
-# What each step costs beyond its floors, fitted to that table (µs, at
+# What each step costs beyond its floors, fitted to those tables (µs, at
 # the probes' instruction counts then: PROBE_CAL).  A step's compute part
 # scales with its probes' counts now / then, so a leaner body shows here.
 CAL = dict(
-    poll=1.2,          # 4.0 - (host load + host load + fence): the decision, tick check, barrier
-    stage=0.2,         # a barrier and gi_batch_begin (the icrc step's cost with nothing to do)
+    poll=1.2,          # beyond the doorbell's trips and fence: the decision, tick check, barrier
+    stage=0.8,         # beyond its round trips: the barrier, gi_batch_begin
     parse=2.45,        # a thread per packet, one pass: header, map, stream (L2 chains) and 738 instructions
     parse_pkt=0.0041,  # ... per packet (memory traffic of more headers): 2.5 at 16, 3.5 at 256
     icrc=0.2,          # a barrier and a loop over nothing pending
@@ -101,29 +115,38 @@ CAL = dict(
     scan_pkt=0.0025,
     run=2.0,           # run_place + run_link: two L2 chains and ~270 instructions
     seq=1.67,          # per batch: solo_place's atomic ORs and the loop's setup
-    seq_frame=2.19,    # per frame opened, beyond its system fence: window, open, end, publish (thread 0, L2 chains)
-    place_round=0.94,  # per round of a warp's payloads: its records, the stream's slot address (L2 chains)
-    chunk_issue=0.046, # per 16-byte chunk a lane moves, beyond the load latency: its instructions
+    seq_frame=2.19,    # per frame, beyond the fence of its open: window, open, end, publish (thread 0, L2 chains)
+    place_round=1.05,  # per round of the warps' payloads: the records, the slot addresses
+    place_lat=0.19,    # per group of chunks a lane has in flight: one load latency
+    place_line=0.00093,  # per 128-byte line a warp's load touches (an L1 pass: about 2 cycles)
     commit=0.63,       # per batch
     commit_frame=1.73, # per frame published: mirror copy, seq words
-    end=2.06,          # counters, histograms, mirror stores; its fence (after host writes) apart
+    end=1.0,           # mirror stores, the barrier; counter adds and the fence apart
     fence_contention=0.72,  # µs more per system fence for each doubling of the CTAs that fence at once
 )
 PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "probe_run_link": 51,
              "probe_frame_open": 114, "probe_frame_end": 4733, "probe_make_visible": 1795, "probe_batch_end": 187}
 
-# The code's structure, step by step: "now" is this tree's, "h200-run" the
-# code the H200 table measured (to check the calibration against it).
+# The code's structure, step by step: "now" is this tree's, the others the
+# code each MEASURED table timed (the calibration checks the model on them).
+#   poll_trips     PCIe round trips to find a batch (the doorbell; `paused` once apart)
+#   stage_trips    chained round trips to stage the slot (None: the whole slot, 4 loads in flight per thread;
+#                  the first run's chain is its measured 12.7-13.1 µs over the 1.14 µs load, not derived)
+#   lane_chunks    lanes per payload shrink until the batch is one round, while a lane copies at most this
+#                  many chunks (None: 32 lanes for 1 KiB or more, whatever the batch)
+#   loads_chunk    load instructions per 16-byte chunk of a payload 2-byte aligned (5 words, or 2 blocks)
+#   inflight       chunks a lane has in flight (whole groups; the rest one at a time)
+#   open_fence     "frame": a system fence per frame opened; "batch": one for a batch's opens
+#   commit_fences  system fences of a publishing batch's commit (the second moved to the end's: 1)
+#   counter_adds   counter words added in device memory after a batch (a load each before its store)
+#   timing_adds    ... and by the step timing (the --steps run's own cost, in its poll step)
 STRUCTURE = {
-    # poll: PCIe round trips; stage: chained round trips (the old chain's
-    # length is the measured 12.7-13.1 µs over the 1.14 µs load, not derived);
-    # copy: 16-byte chunks each lane has in flight
-    # copy: 16-byte chunks each lane has in flight (whole groups; the rest
-    # one at a time: frame.h gi_copy_lanes); lanes per payload fitted
-    # to the batch (one round when it can be); the stream's fields loaded
-    # once per warp, not once per round (one L2 trip of place_round)
-    "now": dict(poll_trips=1, stage_trips=None, copy_inflight=4, batch_lanes=True, geom_once=True),
-    "h200-run": dict(poll_trips=2, stage_trips=11, copy_inflight=1, batch_lanes=False, geom_once=False),
+    "now": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2, open_fence="batch",
+                commit_fences=1, counter_adds=0, timing_adds=0),
+    "h200-run-2": dict(poll_trips=1, stage_trips=None, lane_chunks=1 << 30, loads_chunk=5, inflight=4,
+                       open_fence="frame", commit_fences=2, counter_adds=9, timing_adds=12),
+    "h200-run": dict(poll_trips=2, stage_trips=11, lane_chunks=None, loads_chunk=5, inflight=1, open_fence="frame",
+                     commit_fences=2, counter_adds=7, timing_adds=0),
 }
 
 CLASSES = [
@@ -258,9 +281,9 @@ def lanes_for(payload):
     return lanes
 
 
-def lanes_for_batch(lanes, warps, n):
-    """kernels/exec_cuda.h gi_cuda_place_lanes_batch()"""
-    while lanes > 1 and warps * (32 // lanes) < n:
+def lanes_for_batch(lanes, chunks, warps, n, lane_chunks):
+    """kernels/exec_cuda.h gi_cuda_place_lanes_batch() (lane_chunks: GI_CUDA_LANE_CHUNKS)"""
+    while lanes > 1 and warps * (32 // lanes) < n and chunks <= lane_chunks * (lanes // 2):
         lanes //= 2
     return lanes
 
@@ -284,12 +307,12 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
     st = STRUCTURE[code]
     n, warps, lanes = batch, threads // 32, lanes_for(payload)
     frames = n / frame_packets                    # frames a batch opens and publishes, on average
-    publishes = min(1.0, frames)                  # batches that publish at least one frame
+    busy = min(1.0, frames)                       # batches that open (and publish) at least one frame
     fence = g["fence"] + CAL["fence_contention"] * math.log2(max(1, min(rings, g["sms"])))
     fence_host = max(fence, g["pcie"])            # a fence with host-memory (mirror) writes outstanding
     stride = 32 + 12 * n                          # the slot: header, addr[] and len[] (no split)
     t = {}
-    t["poll"] = st["poll_trips"] * g["pcie"] + fence + CAL["poll"]
+    t["poll"] = st["poll_trips"] * g["pcie"] + fence + CAL["poll"] + st["timing_adds"] * g["l2"]
     trips = st["stage_trips"] or math.ceil(stride / 16 / (4 * threads))
     t["stage"] = trips * g["pcie"] + CAL["stage"]
     passes = math.ceil(n / threads)
@@ -297,19 +320,22 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
     t["icrc"] = CAL["icrc"]
     t["scan"] = passes * scaled(pc, CAL["scan"], "probe_scan") + n * CAL["scan_pkt"]
     t["run"] = passes * scaled(pc, CAL["run"], "probe_run_place", "probe_run_link")
-    t["sequence"] = CAL["seq"] + frames * (fence_host + scaled(pc, CAL["seq_frame"], "probe_frame_open",
-                                                               "probe_frame_end"))
-    if st["batch_lanes"]:
-        lanes = lanes_for_batch(lanes, warps, n)
-    rounds = math.ceil(n / (warps * (32 // lanes)))
-    chunks = math.ceil(payload / (16 * lanes))    # a lane's chunks of one payload
-    per_round = CAL["place_round"] - (g["l2"] if st["geom_once"] else 0)
-    t["place"] = (g["l2"] if st["geom_once"] else 0) + rounds * (
-        per_round + (chunks // st["copy_inflight"] + chunks % st["copy_inflight"]) * g["l2"] + chunks * CAL["chunk_issue"])
+    open_fences = frames if st["open_fence"] == "frame" else busy
+    t["sequence"] = CAL["seq"] + open_fences * fence_host + frames * scaled(pc, CAL["seq_frame"], "probe_frame_open",
+                                                                            "probe_frame_end")
+    chunks_pkt = (payload + 15) // 16
+    if st["lane_chunks"]:
+        lanes = lanes_for_batch(lanes, chunks_pkt, warps, n, st["lane_chunks"])
+    per_round = min(n, warps * (32 // lanes))     # payloads a round copies
+    rounds = math.ceil(n / per_round)
+    chunks = math.ceil(chunks_pkt / lanes)        # a lane's chunks of one payload
+    groups = chunks // st["inflight"] + chunks % st["inflight"]
+    lines = per_round * st["loads_chunk"] * chunks * max(1, lanes // 8)  # L1 passes of a round's loads
+    t["place"] = rounds * (CAL["place_round"] + max(groups * CAL["place_lat"], lines * CAL["place_line"]))
     t["verify"] = 0.0                             # custom format: no sender CRC
-    t["commit"] = CAL["commit"] + publishes * 2 * fence_host + frames * scaled(pc, CAL["commit_frame"],
-                                                                               "probe_make_visible")
-    t["end"] = scaled(pc, CAL["end"], "probe_batch_end") + fence_host
+    t["commit"] = CAL["commit"] + busy * st["commit_fences"] * fence_host + frames * scaled(
+        pc, CAL["commit_frame"], "probe_make_visible")
+    t["end"] = CAL["end"] + st["counter_adds"] * g["l2"] + fence_host
     total = sum(t.values())
     per_ring = n / total                          # Mpps = packets per microsecond
     r = min(rings, g["sms"])
@@ -323,20 +349,22 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
 
 
 def calibration(pc):
-    """The model on the H200 run's code beside that run's step table: (rows, worst |error| of a step > 0.5 µs)."""
+    """The model on each measured run's code and floors beside its step table: (rows, worst |error| of a step
+    over 0.5 µs, or of a batch)."""
     rows, worst = [], 0.0
-    cases = [((p, b), 1, m) for (p, b), m in H200_MEASURED.items()] + [((1024, 64), 4, H200_MEASURED_4RINGS)]
-    for (payload, batch), rings, meas in cases:
-        p = predict(GPUS["H200"], pc, rings, payload, batch, code="h200-run")
-        cells = []
-        for k in STEPS:
-            mv, pv = meas[k], p["steps_us"][k]
-            cells.append("%.1f / %.1f" % (mv, pv))
-            if mv > 0.5:
-                worst = max(worst, abs(pv - mv) / mv)
-        tm = sum(meas.values())
-        worst = max(worst, abs(p["us_per_batch"] - tm) / tm)
-        rows.append([payload, batch, rings] + cells + ["%.1f / %.1f" % (tm, p["us_per_batch"])])
+    for code, run in MEASURED.items():
+        g = dict(GPUS["H200"], **run["floors"])
+        for (payload, batch, rings), meas in run["steps"].items():
+            p = predict(g, pc, rings, payload, batch, code=code)
+            cells = []
+            for k in STEPS:
+                mv, pv = meas[k], p["steps_us"][k]
+                cells.append("%.1f / %.1f" % (mv, pv))
+                if mv > 0.5:
+                    worst = max(worst, abs(pv - mv) / mv)
+            tm = sum(meas.values())
+            worst = max(worst, abs(p["us_per_batch"] - tm) / tm)
+            rows.append([code, payload, batch, rings] + cells + ["%.1f / %.1f" % (tm, p["us_per_batch"])])
     return rows, worst
 
 
@@ -378,7 +406,7 @@ def main():
                                  a.frame_packets)))
         if a.check:
             rows, worst = calibration(parts)
-            print(md_table(rows, ["payload", "batch", "rings"] + STEPS + ["batch"]))
+            print(md_table(rows, ["code", "payload", "batch", "rings"] + STEPS + ["batch"]))
             print("worst error %.0f%% (limit 30%%)" % (100 * worst))
             if worst > 0.30:
                 sys.exit(1)
@@ -407,9 +435,9 @@ def main():
     tot = counts(insns)
     rows.append(["(k_persistent, whole)"] + [tot.get(c, 0) for c in cols])
     print(md_table(rows, ["part"] + cols))
-    print("\n## calibration: the H200 run's code, measured / modelled, µs per batch on one CTA\n")
+    print("\n## calibration: each H200 run's code, measured / modelled, µs per batch on one CTA\n")
     rows, worst = calibration(parts)
-    print(md_table(rows, ["payload", "batch", "rings"] + STEPS + ["batch"]))
+    print(md_table(rows, ["code", "payload", "batch", "rings"] + STEPS + ["batch"]))
     print("\nworst error of a step over 0.5 µs, or of a batch: %.0f%%" % (100 * worst))
     print("\n## this tree: one batch, step by step (H200 floors)\n")
     rows = []

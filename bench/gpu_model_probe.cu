@@ -113,10 +113,11 @@ extern "C" __global__ void probe_copy(uint8_t *dst, const uint8_t *src, uint32_t
 	gi_copy_lanes(dst, src, len, lane, nlanes);
 }
 
-/* 4: a stream's round made visible (mirror, fences, seqlock words, next_frame) */
+/* 4: a stream's round made visible (mirror, a fence, seqlock words), next_frame after the end's fence */
 extern "C" __global__ void probe_make_visible(struct gi_stream_rt *st)
 {
-	gi_stream_make_visible(st);
+	gi_stream_make_visible(st, 1);
+	gi_stream_publish_next(st, 1);
 }
 
 /* end of batch: counters (thread 0), then the slot back (fence, tail) */
@@ -125,5 +126,6 @@ extern "C" __global__ void probe_batch_end(const struct gi_batch_hdr *h, struct 
 {
 	gi_batch_end(h, ctr);
 	gi_hist_observe(&ctr->batch_latency, lat);
+	gi_hist_observe(&ctr->batch_service, lat);
 	gi_ring_complete(ring, idx);
 }

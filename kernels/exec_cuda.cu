@@ -84,23 +84,32 @@ struct gi_cta_ctl {
 	uint64_t pass_head; /* k_pass: that ring's head when the pass reached it, or GI_PASS_UNREAD */
 	uint64_t t_done;    /* step timing: when the last batch was handed back (0: none yet) */
 	uint64_t t_mark;    /* ... when the step in progress began */
-	uint32_t step_ns[GI_STEP__COUNT]; /* ... this batch's time per step (thread 0 only; shared memory,
-					   * not 11 registers in every thread) */
 };
 #define GI_PASS_UNREAD UINT64_MAX
 GI_STATIC_ASSERT(sizeof(struct gi_cta_ctl) <= GI_CUDA_SMEM_CTL, "CTA control fits its shared-memory slot");
 
-/*
- * Posted, write-only copies to host memory: the stats thread reads these
- * words with relaxed loads; each 8-byte aligned store lands whole.  The
- * source words were written before a __syncthreads().
- */
-__device__ static void gi_mirror_ctr(const struct gi_cuda_args &a, uint32_t g)
+/* The CTA's copy of its group's executor counters (shared memory, GI_CUDA_SMEM_CTR). */
+__device__ static inline struct gi_exec_counters *gi_cta_ctr(uint8_t *smem)
 {
-	const uint64_t *src = (const uint64_t *)&a.ctr[g];
-	uint64_t *dst = (uint64_t *)&a.ctr_mirror[g];
-	for (uint32_t w = threadIdx.x; w < sizeof(struct gi_exec_counters) / 8; w += blockDim.x)
-		GI_STORE_RELAXED_U64(&dst[w], GI_LOAD_RELAXED_U64(&src[w]));
+	return (struct gi_exec_counters *)(smem + GI_CUDA_SMEM_CTR);
+}
+
+/*
+ * Posted, write-only copies: the CTA's counters into ctr[g] (device
+ * memory: what the next kernel of the group, k_tick or a launch-mode
+ * pass, starts from) and its host mirror, which the stats thread reads
+ * with relaxed loads; each 8-byte aligned store lands whole.  The source
+ * words were written before a __syncthreads().
+ */
+__device__ static void gi_mirror_ctr(const struct gi_cuda_args &a, uint32_t g, const struct gi_exec_counters *from)
+{
+	const uint64_t *src = (const uint64_t *)from;
+	uint64_t *dev = (uint64_t *)&a.ctr[g], *host = (uint64_t *)&a.ctr_mirror[g];
+	for (uint32_t w = threadIdx.x; w < sizeof(struct gi_exec_counters) / 8; w += blockDim.x) {
+		const uint64_t v = src[w];
+		GI_STORE_RELAXED_U64(&dev[w], v);
+		GI_STORE_RELAXED_U64(&host[w], v);
+	}
 }
 
 __device__ static void gi_mirror_streams(const struct gi_cuda_args &a, uint32_t g)
@@ -139,6 +148,11 @@ __device__ static void gi_cta_init(const struct gi_cuda_args &a, uint8_t *smem)
 		cc->pass_head = GI_PASS_UNREAD;
 		cc->t_done = 0;
 	}
+	/* the counters from where the group's last kernel left them (a launch-mode pass, k_tick) */
+	const uint64_t *src = (const uint64_t *)&a.ctr[blockIdx.x];
+	uint64_t *dst = (uint64_t *)gi_cta_ctr(smem);
+	for (uint32_t w = threadIdx.x; w < sizeof(struct gi_exec_counters) / 8; w += blockDim.x)
+		dst[w] = GI_COUNTER_READ(&src[w]);
 	__syncthreads();
 }
 
@@ -215,18 +229,17 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 	/* step timing (steps.h): thread 0, after each step's barrier, into its
 	 * words of shared memory; one uniform branch per step when off */
 	const uint32_t timing = a.timing && tid == 0;
+	struct gi_exec_counters *const ctr = gi_cta_ctr(smem);
 #define GI_CTA_STEP(step)                                                  \
 	do {                                                               \
 		if (timing) {                                              \
 			const uint64_t t_ = gi_dev_now(a.clock_offset_ns);   \
-			cc->step_ns[step] += (uint32_t)(t_ - cc->t_mark);  \
+			ctr->step_ns[step] += t_ - cc->t_mark;             \
 			cc->t_mark = t_;                                   \
 		}                                                          \
 	} while (0)
 	if (timing) {
-		for (uint32_t s = 0; s < GI_STEP__COUNT; s++)
-			cc->step_ns[s] = 0;
-		cc->step_ns[GI_STEP_POLL] = cc->t_done && now > cc->t_done ? (uint32_t)(now - cc->t_done) : 0;
+		ctr->step_ns[GI_STEP_POLL] += cc->t_done && now > cc->t_done ? now - cc->t_done : 0;
 		cc->t_mark = now;
 	}
 
@@ -289,7 +302,7 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 		__syncthreads();
 		GI_CTA_STEP(GI_STEP_SEQUENCE);
 		{ /* lanes per payload and payloads a warp copies at once, for this batch's size */
-			const uint32_t lanes = gi_cuda_place_lanes_batch(grp.lanes, nwarps, h->n), per_warp = 32u / lanes;
+			const uint32_t lanes = gi_cuda_place_lanes_batch(grp.lanes, grp.chunks, nwarps, h->n), per_warp = 32u / lanes;
 			gi_phase_place(ctx, stg, cr.max_pkts, cr.split, h, warp * per_warp + lane / lanes,
 				       nwarps * per_warp, lane % lanes, lanes);
 		}
@@ -320,7 +333,7 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 			GI_CTA_STEP(GI_STEP_VERIFY);
 		}
 		for (uint32_t k = tid; k < grp.n_streams; k += nt)
-			gi_stream_make_visible(&ctx->streams[a.group_streams[grp.first_stream + k]]);
+			gi_stream_make_visible(&ctx->streams[a.group_streams[grp.first_stream + k]], 1);
 		const int again = __syncthreads_or(h->more != 0);
 		GI_CTA_STEP(GI_STEP_COMMIT);
 		if (!again)
@@ -332,7 +345,6 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 		__syncthreads();
 	}
 	if (tid == 0) {
-		struct gi_exec_counters *ctr = &a.ctr[g];
 		uint64_t t1 = gi_dev_now(a.clock_offset_ns);
 		gi_batch_end(h, ctr);
 		gi_hist_observe(&ctr->batch_latency, t1 > stg->t_publish_ns ? t1 - stg->t_publish_ns : 0);
@@ -346,28 +358,32 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 	 * as on the host backend, and a snapshot is at most the batch in
 	 * flight behind (kernels/README.md, counter mirrors) */
 	gi_mirror_streams(a, g);
-	gi_mirror_ctr(a, g);
+	gi_mirror_ctr(a, g, ctr);
 	__syncthreads();
 	if (tid == 0) {
-		gi_ring_complete(cr.ring, idx); /* fence (every thread's reads and writes, via the barrier), then tail */
+		/* one system fence for the batch's end (every thread's reads and writes, via the barrier):
+		 * the streams' next_frame after their frames' even seq words (gi_stream_make_visible,
+		 * late_next), and the tail that hands the slot back after everything */
+		GI_FENCE_RELEASE();
+		for (uint32_t k = 0; k < grp.n_streams; k++)
+			gi_stream_publish_next(&ctx->streams[a.group_streams[grp.first_stream + k]], 1);
+		GI_STORE_RELAXED_U64(&cr.ring->tail, idx + 1);
 		a.rings[ri].tail = idx + 1;
 		cc->dirty = 1;
 		cc->empty = 0;
 		cc->sleep_ns = GI_IDLE_MIN_SLEEP_NS;
 	}
 	GI_CTA_STEP(GI_STEP_END);
-	if (timing) { /* the CTA's own counters: mirrored with the next batch's (or the idle mirror) */
-		struct gi_exec_counters *ctr = &a.ctr[g];
-		for (uint32_t s = 0; s < GI_STEP__COUNT; s++)
-			GI_COUNTER_ADD(&ctr->step_ns[s], cc->step_ns[s]);
-		GI_COUNTER_ADD(&ctr->step_batches, 1);
+	if (timing) { /* mirrored with the next batch's counters (or the idle mirror) */
+		ctr->step_batches++;
 		cc->t_done = cc->t_mark;
 	}
 #undef GI_CTA_STEP
 }
 
-/* Every thread: timeouts (or the final flush) of the group's streams, then mirror everything. */
-__device__ static void gi_cta_tick(const struct gi_cuda_args &a, uint64_t now, uint32_t flush)
+/* Every thread: timeouts (or the final flush) of the group's streams, then mirror everything (ctr: the counters). */
+__device__ static void gi_cta_tick(const struct gi_cuda_args &a, uint64_t now, uint32_t flush,
+				   const struct gi_exec_counters *ctr)
 {
 	const struct gi_cuda_group &grp = a.groups[blockIdx.x];
 	for (uint32_t k = threadIdx.x; k < grp.n_streams; k += blockDim.x) {
@@ -379,7 +395,7 @@ __device__ static void gi_cta_tick(const struct gi_cuda_args &a, uint64_t now, u
 	}
 	__syncthreads();
 	gi_mirror_streams(a, blockIdx.x);
-	gi_mirror_ctr(a, blockIdx.x);
+	gi_mirror_ctr(a, blockIdx.x, ctr);
 }
 
 /*
@@ -393,7 +409,7 @@ __device__ static void gi_cta_tick(const struct gi_cuda_args &a, uint64_t now, u
 __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_ctl *cc)
 {
 	const struct gi_cuda_group &grp = a.groups[blockIdx.x];
-	struct gi_exec_counters *ctr = &a.ctr[blockIdx.x];
+	struct gi_exec_counters *ctr = gi_cta_ctr((uint8_t *)cc);
 
 	for (;;) {
 		uint32_t all_stopped = 1, found = grp.n_rings;
@@ -495,7 +511,7 @@ __device__ static void gi_cta_pass_next(const struct gi_cuda_args &a, struct gi_
 			return;
 		}
 	}
-	GI_COUNTER_ADD(&a.ctr[blockIdx.x].loops, 1);
+	gi_cta_ctr((uint8_t *)cc)->loops++;
 	cc->action = GI_ACT_EXIT;
 }
 
@@ -533,13 +549,15 @@ __device__ static void gi_cta_run(const struct gi_cuda_args &a, uint8_t *smem)
 		if (act == GI_ACT_SERVE) {
 			gi_cta_serve(a, smem);
 		} else if (act == GI_ACT_TICK) {
-			gi_cta_tick(a, cc->now, 0);
+			gi_cta_tick(a, cc->now, 0, gi_cta_ctr(smem));
 		} else if (act == GI_ACT_MIRROR) {
 			gi_mirror_streams(a, blockIdx.x);
-			gi_mirror_ctr(a, blockIdx.x);
+			gi_mirror_ctr(a, blockIdx.x, gi_cta_ctr(smem));
 		} else {
 			if (!PASS) /* persistent: every ring stopped and drained */
-				gi_cta_tick(a, cc->now, 1);
+				gi_cta_tick(a, cc->now, 1, gi_cta_ctr(smem));
+			else /* the pass's counters for the next kernel of the group */
+				gi_mirror_ctr(a, blockIdx.x, gi_cta_ctr(smem));
 			return;
 		}
 		__syncthreads(); /* nobody reads cc when thread 0 writes it again */
@@ -568,7 +586,7 @@ extern "C" __global__ void __launch_bounds__(GI_EXEC_MAX_CTA, 1) k_tick(const st
 		GI_COUNTER_ADD(&a.ctr[blockIdx.x].loops, 1);
 	}
 	__syncthreads();
-	gi_cta_tick(a, cc->now, flush);
+	gi_cta_tick(a, cc->now, flush, &a.ctr[blockIdx.x]); /* no shared copy here: ctr[g] itself */
 }
 
 extern "C" __global__ void k_clock_probe(struct gi_cuda_ctl *ctl)

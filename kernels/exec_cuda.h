@@ -44,7 +44,7 @@ struct gi_cuda_group {
 	uint32_t first_ring, n_rings;     /* in gi_cuda_args.rings */
 	uint32_t first_stream, n_streams; /* in gi_cuda_args.group_streams */
 	uint32_t lanes;                   /* phase 3: most lanes per payload (gi_cuda_place_lanes) */
-	uint32_t pad;
+	uint32_t chunks;                  /* ... 16-byte chunks of the group's largest payload */
 };
 
 /*
@@ -64,14 +64,18 @@ GI_HD static inline uint32_t gi_cuda_place_lanes(uint32_t max_payload)
 /*
  * ... and for a batch of n packets on `warps` warps: fewer lanes per
  * payload while the CTA would otherwise copy the batch in more than one
- * round (a round costs its records' bookkeeping and a memory latency
- * whatever its size, and each lane keeps several chunks in flight:
- * frame.h), so a 64-packet batch of 1 KiB payloads on 8 warps is one
- * round of 8 payloads per warp, 4 lanes each, not 8 rounds of one.
+ * round and a lane would copy at most GI_CUDA_LANE_CHUNKS of a payload's
+ * `chunks`.  A round costs its records' bookkeeping (about 1 µs on an
+ * H200) whatever its size, and each lane keeps several loads in flight
+ * (frame.h), so a 64-packet batch of 1 KiB payloads on 8 warps is one
+ * round of 8 payloads per warp, 4 lanes each, not 8 rounds of one; 8 KiB
+ * payloads keep 8 lanes, where a lane's chain of loads would outlast the
+ * rounds it saves.
  */
-GI_HD static inline uint32_t gi_cuda_place_lanes_batch(uint32_t lanes, uint32_t warps, uint32_t n)
+#define GI_CUDA_LANE_CHUNKS 64u
+GI_HD static inline uint32_t gi_cuda_place_lanes_batch(uint32_t lanes, uint32_t chunks, uint32_t warps, uint32_t n)
 {
-	while (lanes > 1u && warps * (32u / lanes) < n)
+	while (lanes > 1u && warps * (32u / lanes) < n && chunks <= GI_CUDA_LANE_CHUNKS * (lanes / 2u))
 		lanes /= 2u;
 	return lanes;
 }
@@ -120,9 +124,16 @@ GI_STATIC_ASSERT(GI_CUDA_STREAM_MIRROR_OFF % 8 == 0 && sizeof(struct gi_stream_r
 		 "mirror copies whole 64-bit words");
 GI_STATIC_ASSERT(sizeof(struct gi_exec_counters) % 8 == 0, "mirror copies whole 64-bit words");
 
-/* Dynamic shared memory: [control 128 | CRC-32 slice-by-8 tables 8 KiB | staged slot | batch scratch]. */
-#define GI_CUDA_SMEM_CTL 128u
-#define GI_CUDA_SMEM_TAB GI_CUDA_SMEM_CTL
+/*
+ * Dynamic shared memory: [control 256 | the group's executor counters |
+ * CRC-32 slice-by-8 tables 8 KiB | staged slot | batch scratch].  The CTA
+ * counts into its shared copy of ctr[g] (a word's add is a shared-memory
+ * access, not a load across the L2 that the store must wait for) and
+ * stores the copy whole into ctr[g] and its host mirror after each batch.
+ */
+#define GI_CUDA_SMEM_CTL 256u
+#define GI_CUDA_SMEM_CTR GI_CUDA_SMEM_CTL
+#define GI_CUDA_SMEM_TAB (GI_CUDA_SMEM_CTR + (uint32_t)GI_ALIGN_UP(sizeof(struct gi_exec_counters), 16))
 #define GI_CUDA_SMEM_SLOT (GI_CUDA_SMEM_TAB + 8u * 1024u)
 
 GI_HD static inline uint32_t gi_cuda_smem_bytes(uint32_t max_stride, uint32_t max_pkts, uint32_t *slot_off,

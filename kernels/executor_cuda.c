@@ -270,7 +270,8 @@ static int gi_cuda_setup_rings(struct gi_cuda_exec *c, uint32_t *max_stride, uin
 		for (uint32_t k = 0; k < grp->n_streams; k++)
 			max_payload = GI_MAX(max_payload, cf->ctx->streams[grp->streams[k]].payload_bytes);
 		hg[g] = (struct gi_cuda_group){ .first_ring = pos, .n_rings = grp->n_rings, .first_stream = spos,
-						.n_streams = grp->n_streams, .lanes = gi_cuda_place_lanes(max_payload) };
+						.n_streams = grp->n_streams, .lanes = gi_cuda_place_lanes(max_payload),
+						.chunks = (max_payload + 15u) / 16u };
 		for (uint32_t k = 0; k < grp->n_rings && rc == 0; k++, pos++) {
 			uint32_t r = grp->rings[k];
 			struct gi_batch_ring *ring = cf->rings[r];

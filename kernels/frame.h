@@ -346,15 +346,31 @@ static inline void gi_frame_ring_make_mirror(struct gi_frame_ring_hdr *h, uint32
 #endif
 
 #if defined(__CUDA_ARCH__)
+/* 16-byte loads a lane has in flight: four chunks when aligned, two (of two
+ * loads each) when shifted; more spills registers in k_persistent */
 #define GI_COPY_INFLIGHT 4u
-/* 16 bytes at a byte shift sh (8, 16 or 24 bits) into five aligned words w[0..4] */
-GI_HD static inline uint4 gi_funnel16(const uint32_t *w, uint32_t sh)
+#define GI_COPY_INFLIGHT_SHIFT 2u
+/*
+ * The 16 bytes at byte offset s (1..15) of the 32 at a (a 16-byte aligned
+ * pair): words q = s / 4 .. q + 4, funnel-shifted by (s % 4) bytes.  s is
+ * the same for every chunk of a payload and every lane, so the switch never
+ * diverges.
+ */
+GI_HD static inline uint4 gi_pick16(uint4 lo, uint4 hi, uint32_t s)
 {
+	uint32_t w0, w1, w2, w3, w4;
+	switch (s >> 2) {
+	case 0: w0 = lo.x, w1 = lo.y, w2 = lo.z, w3 = lo.w, w4 = hi.x; break;
+	case 1: w0 = lo.y, w1 = lo.z, w2 = lo.w, w3 = hi.x, w4 = hi.y; break;
+	case 2: w0 = lo.z, w1 = lo.w, w2 = hi.x, w3 = hi.y, w4 = hi.z; break;
+	default: w0 = lo.w, w1 = hi.x, w2 = hi.y, w3 = hi.z, w4 = hi.w; break;
+	}
+	const uint32_t sh = (s & 3u) * 8u;
 	uint4 v;
-	v.x = __funnelshift_r(w[0], w[1], sh);
-	v.y = __funnelshift_r(w[1], w[2], sh);
-	v.z = __funnelshift_r(w[2], w[3], sh);
-	v.w = __funnelshift_r(w[3], w[4], sh);
+	v.x = __funnelshift_r(w0, w1, sh);
+	v.y = __funnelshift_r(w1, w2, sh);
+	v.z = __funnelshift_r(w2, w3, sh);
+	v.w = __funnelshift_r(w3, w4, sh);
 	return v;
 }
 #endif
@@ -379,42 +395,23 @@ GI_HD static inline void gi_copy_lanes(uint8_t *dst, const uint8_t *src, uint32_
 	/*
 	 * Frame payload slots are 16-byte aligned when payload_bytes is a
 	 * multiple of 16 (the usual case); the source is wherever the headers
-	 * end (2-byte aligned behind a 74-byte VITA 49 header).  Then every
-	 * full chunk is one 16-byte store of words funnel-shifted from aligned
-	 * 4-byte loads: five loads from floor4(src + off), the last ending at
-	 * most 4 bytes past the chunk (so only while off + 20 <= len: never
-	 * beyond the packet, and an aligned word never crosses a page).  The
-	 * shift is the same for every lane (chunks are 16 bytes apart), so the
-	 * warp does not diverge.  Both 16-byte aligned (a split segment, a
-	 * sensor header of 16n bytes): plain 16-byte loads.  Either way each
-	 * lane has GI_COPY_INFLIGHT chunks' loads in flight before it stores
-	 * one.  The tail and other alignments take GI_COPY_CHUNK's
+	 * end (2-byte aligned behind a 42-byte UDP and a 4-byte custom header,
+	 * or a 74-byte VITA 49 one).  Then every full chunk is one 16-byte
+	 * store of two aligned 16-byte loads: the blocks holding its first and
+	 * its last byte (both inside the packet, so never past its last block
+	 * or page), shifted by the source's offset in its block (gi_pick16).
+	 * Both 16-byte aligned (a split segment, a header of 16n bytes): one
+	 * load.  Each lane has four loads in flight before it stores
+	 * (GI_COPY_INFLIGHT, _SHIFT).  Wide loads matter as much as the
+	 * latency: a warp's load instruction costs the L1 a pass per 128-byte
+	 * line it touches, and five 4-byte loads per chunk (this copy's
+	 * earlier form) cost 2.5 times the passes of two 16-byte ones.  The
+	 * tail, and a destination not 16-byte aligned, take GI_COPY_CHUNK's
 	 * widest-common-alignment steps.
 	 */
 	const uint32_t step = nlanes * 16u;
 	uint32_t off = lane * 16u;
-	if ((((uintptr_t)dst) & 15) == 0 && (((uintptr_t)src) & 3) != 0) {
-		/* GI_COPY_INFLIGHT chunks' loads issued before any of their stores:
-		 * one memory latency per GI_COPY_INFLIGHT chunks, not per chunk */
-		const uint32_t sh = (uint32_t)(((uintptr_t)src) & 3) * 8u;
-		for (; off + (GI_COPY_INFLIGHT - 1) * step + 20u <= len; off += GI_COPY_INFLIGHT * step) {
-			uint32_t w[GI_COPY_INFLIGHT][5];
-			GI_UNROLL
-			for (uint32_t k = 0; k < GI_COPY_INFLIGHT; k++) {
-				const uint32_t *p = (const uint32_t *)(((uintptr_t)(src + off + k * step)) & ~(uintptr_t)3);
-				for (uint32_t j = 0; j < 5; j++)
-					w[k][j] = p[j];
-			}
-			GI_UNROLL
-			for (uint32_t k = 0; k < GI_COPY_INFLIGHT; k++)
-				*(uint4 *)(dst + off + k * step) = gi_funnel16(w[k], sh);
-		}
-		for (; off + 20u <= len; off += step) {
-			const uint32_t *p = (const uint32_t *)(((uintptr_t)(src + off)) & ~(uintptr_t)3);
-			const uint32_t w[5] = { p[0], p[1], p[2], p[3], p[4] };
-			*(uint4 *)(dst + off) = gi_funnel16(w, sh);
-		}
-	} else if (((((uintptr_t)dst) | ((uintptr_t)src)) & 15) == 0) {
+	if ((((uintptr_t)dst) & 15) == 0 && (((uintptr_t)src) & 15) == 0) {
 		for (; off + (GI_COPY_INFLIGHT - 1) * step + 16u <= len; off += GI_COPY_INFLIGHT * step) {
 			uint4 v[GI_COPY_INFLIGHT];
 			GI_UNROLL
@@ -424,6 +421,22 @@ GI_HD static inline void gi_copy_lanes(uint8_t *dst, const uint8_t *src, uint32_
 			for (uint32_t k = 0; k < GI_COPY_INFLIGHT; k++)
 				*(uint4 *)(dst + off + k * step) = v[k];
 		}
+	} else if ((((uintptr_t)dst) & 15) == 0) {
+		const uint32_t s = (uint32_t)(((uintptr_t)src) & 15);
+		const uint8_t *base = src - s; /* 16-byte aligned */
+		for (; off + (GI_COPY_INFLIGHT_SHIFT - 1) * step + 16u <= len; off += GI_COPY_INFLIGHT_SHIFT * step) {
+			uint4 lo[GI_COPY_INFLIGHT_SHIFT], hi[GI_COPY_INFLIGHT_SHIFT];
+			GI_UNROLL
+			for (uint32_t k = 0; k < GI_COPY_INFLIGHT_SHIFT; k++) {
+				lo[k] = *(const uint4 *)(base + off + k * step);
+				hi[k] = *(const uint4 *)(base + off + k * step + 16u);
+			}
+			GI_UNROLL
+			for (uint32_t k = 0; k < GI_COPY_INFLIGHT_SHIFT; k++)
+				*(uint4 *)(dst + off + k * step) = gi_pick16(lo[k], hi[k], s);
+		}
+		for (; off + 16u <= len; off += step)
+			*(uint4 *)(dst + off) = gi_pick16(*(const uint4 *)(base + off), *(const uint4 *)(base + off + 16u), s);
 	}
 #endif
 	for (; off < len; off += nlanes * 16u) {

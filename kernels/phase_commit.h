@@ -22,7 +22,7 @@ GI_HD static inline void gi_phase_commit_all(struct gi_exec_ctx *ctx, struct gi_
 	uint16_t *touched = gi_batch_touched(h, max_pkts);
 
 	for (uint32_t k = 0; k < h->n_touched; k++)
-		gi_stream_make_visible(&ctx->streams[touched[k]]);
+		gi_stream_make_visible(&ctx->streams[touched[k]], 0);
 	h->n_touched = 0;
 }
 

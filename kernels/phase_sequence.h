@@ -428,45 +428,88 @@ GI_HD static inline void gi_solo_frames_serial(struct gi_batch_hdr *h, uint32_t 
  * Returns 1 when it stalled (the record starting that frame is LOCATED;
  * it and the later ones go the serial way next round); h->solo_limit says
  * which ranks gi_phase_solo_place() then places.
+ *
+ * The frames go in groups that open with one system fence between every
+ * odd seqlock word and any slot byte (gi_frame_open's three parts): pass
+ * 1 takes each frame up to its open's entry, pass 2 fills the slots and
+ * ends the frames, in order.  A group ends before a frame whose window
+ * push or whose slot could depend on what pass 2 does to the frames
+ * before it: one that needs a push (it reads the earlier frames' ends;
+ * it starts a group instead), one n_slots or more past the group's first
+ * (the same slot), or one within a window or n_slots of next_frame no
+ * longer (its slot's old frame might not be final yet).  Otherwise pass
+ * 2 cannot change what pass 1 saw of a later frame: its slot is another,
+ * and the frame that slot held is below next_frame, so final, and pass 2
+ * touches only frames from next_frame on.  So every decision is the one
+ * the frame-by-frame order makes (test_phased compares with the serial
+ * path), at one fence per group, most often one per batch, where a
+ * fence per frame opened was thread 0's largest cost per frame.
  */
+#define GI_SOLO_GROUP 32u /* frames per group at most (a bit each in a mask) */
 GI_HD static inline uint32_t gi_solo_commit(struct gi_stream_rt *st, struct gi_batch_hdr *h, uint32_t max_pkts,
 					    uint64_t now)
 {
 	struct gi_rec *rec = gi_batch_recs(h);
 	const uint16_t *starts = gi_batch_touched(h, max_pkts);
 	const struct gi_rec *lr = h->solo_last == GI_REC_NONE ? NULL : &rec[h->solo_last]; /* the last located */
+	const uint64_t n_slots = st->div_slots.d;
 
 	h->solo_limit = h->solo_total;
-	for (uint32_t k = 0; k < h->solo_frames; k++) {
-		struct gi_rec *r = &rec[starts[k]];
-		const struct gi_rec *next = k + 1 < h->solo_frames ? &rec[starts[k + 1]] : NULL;
-		const struct gi_rec *end = next ? &rec[next->prev] : lr; /* the frame's last record */
-		uint64_t frame = r->frame;
-		/* gi_seq_locate()'s window push, at the frame's first packet */
-		if (frame - st->next_pub >= st->window)
-			gi_stream_advance(st, frame - st->window + 1, GI_FRAME_PARTIAL, now);
-		struct gi_frame_slot *s = gi_stream_slot(st, frame);
-		if (!gi_frame_is_open(s, frame)) {
+	for (uint32_t k = 0; k < h->solo_frames;) {
+		/* pass 1: window push (the group's first frame only), stall check, odd seq words */
+		const uint64_t first = rec[starts[k]].frame;
+		uint32_t e = k, opening = 0, stalled = 0;
+		for (; e < h->solo_frames && e - k < GI_SOLO_GROUP; e++) {
+			const struct gi_rec *r = &rec[starts[e]];
+			const uint64_t frame = r->frame;
+			if (e > k && (frame - st->next_pub >= GI_MIN((uint64_t)st->window, n_slots) ||
+				      frame - first >= n_slots))
+				break;
+			/* gi_seq_locate()'s window push, at the frame's first packet */
+			if (frame - st->next_pub >= st->window)
+				gi_stream_advance(st, frame - st->window + 1, GI_FRAME_PARTIAL, now);
+			struct gi_frame_slot *s = gi_stream_slot(st, frame);
+			if (gi_frame_is_open(s, frame))
+				continue;
 			/* gi_seq_open()'s stall: the slot's frame is final but not yet visible */
 			if (st->pend_n && (s->seq & 1) && s->frame != frame) {
-				r->state = GI_REC_LOCATED;
-				st->stall = 1;
-				h->solo_limit = r->rank;
-				lr = r;
+				stalled = 1;
 				break;
 			}
-			gi_frame_open(st, s, frame, r->pi.sensor_id, gi_seq_sensor_frame(st, &r->pi, frame), r->pi.timestamp,
-				      now);
+			gi_frame_open_enter(st, s, frame);
+			opening |= 1u << (e - k);
 		}
-		if (frame > st->max_frame)
-			st->max_frame = frame;
-		if (frame < st->min_frame)
-			st->min_frame = frame;
-		uint32_t n = (next ? next->rank : h->solo_total) - r->rank;
-		if (end->pi.meta) /* a frame's record is its last index: the frame's last in the run */
-			gi_seq_sender(st, s, &end->pi);
-		gi_seq_fast_frame_end(st, s, frame, n, end->index, NULL, 0, end->pi.closes_frame,
-				      now); /* bits: in parallel, next */
+		if (opening)
+			GI_FENCE_RELEASE();
+		/* pass 2: the slots of the frames it opened, the counts, the ends */
+		for (uint32_t j = k; j < e; j++) {
+			struct gi_rec *r = &rec[starts[j]];
+			const struct gi_rec *next = j + 1 < h->solo_frames ? &rec[starts[j + 1]] : NULL;
+			const struct gi_rec *end = next ? &rec[next->prev] : lr; /* the frame's last record */
+			const uint64_t frame = r->frame;
+			struct gi_frame_slot *s = gi_stream_slot(st, frame);
+			if (opening & (1u << (j - k)))
+				gi_frame_open_fill(st, s, frame, r->pi.sensor_id, gi_seq_sensor_frame(st, &r->pi, frame),
+						   r->pi.timestamp, now);
+			if (frame > st->max_frame)
+				st->max_frame = frame;
+			if (frame < st->min_frame)
+				st->min_frame = frame;
+			uint32_t n = (next ? next->rank : h->solo_total) - r->rank;
+			if (end->pi.meta) /* a frame's record is its last index: the frame's last in the run */
+				gi_seq_sender(st, s, &end->pi);
+			gi_seq_fast_frame_end(st, s, frame, n, end->index, NULL, 0, end->pi.closes_frame,
+					      now); /* bits: in parallel, next */
+		}
+		if (stalled) {
+			struct gi_rec *r = &rec[starts[e]];
+			r->state = GI_REC_LOCATED;
+			st->stall = 1;
+			h->solo_limit = r->rank;
+			lr = r;
+			break;
+		}
+		k = e;
 	}
 	if (!lr)
 		return 0;

@@ -23,7 +23,8 @@
  * become final are finalised (state, counters, loss) at the same packet
  * as in the serial path, but their seqlock word, mirror and the ring's
  * next_frame are only written by gi_stream_make_visible() after every
- * payload of the batch is copied.  Same decisions, same order, same
+ * payload of the batch is copied (next_frame, on the GPU, by
+ * gi_stream_publish_next() after the batch's last fence).  Same decisions, same order, same
  * counters; consumers just see the batch's frames appear together.
  *
  * Accounting (DESIGN.md): every delivered packet ends in exactly one of

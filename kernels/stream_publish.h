@@ -199,6 +199,29 @@ GI_HD static inline void gi_stream_publish_start(struct gi_stream_rt *st)
 }
 
 /*
+ * next_frame (ring and mirror) moves to the frames the stream has
+ * published, and its first batch says `started`: after a release fence
+ * that orders the published frames' even seqlock words before them — the
+ * caller's when `fenced` (the GPU's batch end: the fence that hands the
+ * batch slot back covers these stores too).
+ */
+GI_HD static inline void gi_stream_publish_next(struct gi_stream_rt *st, int fenced)
+{
+	if (st->next_pub != st->vis_next) {
+		st->vis_next = st->next_pub;
+		if (!fenced)
+			GI_FENCE_RELEASE();
+		GI_STORE_RELAXED_U64(&st->ring->next_frame, st->next_pub);
+		if (st->mirror)
+			GI_STORE_RELAXED_U64(&st->mirror->next_frame, st->next_pub);
+	}
+	if (st->start_pending) { /* the stream's first batch: started after first_frame and next_frame */
+		st->start_pending = 0;
+		gi_stream_publish_start(st);
+	}
+}
+
+/*
  * End of a deferred round: every frame finalised since it began becomes
  * visible, then next_frame moves.  The caller has made every payload store
  * of the round visible to this thread (a barrier on the GPU); one release
@@ -206,9 +229,11 @@ GI_HD static inline void gi_stream_publish_start(struct gi_stream_rt *st)
  * the round's frames before their even seqlock words, and a second orders
  * those words before next_frame — two system fences per stream and round,
  * however many frames it published, where the serial path pays two per
- * frame.
+ * frame.  `late_next`: the caller moves next_frame itself, after a fence
+ * of its own (gi_stream_publish_next(st, 1)): the GPU does at its batch's
+ * end, so the second fence is the one that hands the slot back.
  */
-GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st)
+GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st, int late_next)
 {
 	if (!st->defer)
 		return;
@@ -221,17 +246,8 @@ GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st)
 		st->pend_n = 0;
 	}
 	st->crc_parts = 0;
-	if (st->next_pub != st->vis_next) {
-		st->vis_next = st->next_pub;
-		GI_FENCE_RELEASE();
-		GI_STORE_RELAXED_U64(&st->ring->next_frame, st->next_pub);
-		if (st->mirror)
-			GI_STORE_RELAXED_U64(&st->mirror->next_frame, st->next_pub);
-	}
-	if (st->start_pending) { /* the stream's first batch: started after first_frame and next_frame */
-		st->start_pending = 0;
-		gi_stream_publish_start(st);
-	}
+	if (!late_next)
+		gi_stream_publish_next(st, 0);
 }
 
 #endif /* GI_STREAM_PUBLISH_H */

@@ -55,20 +55,27 @@ GI_HD static inline void gi_stream_advance(struct gi_stream_rt *st, uint64_t new
 	gi_stream_publish_ready(st, now);
 }
 
-GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame,
-				       uint32_t sensor_id, uint64_t sensor_frame, uint64_t sender_ts, uint64_t now)
+/*
+ * Opening frame f in slot s is a seqlock writer's entry: the odd value must
+ * be visible before any slot byte changes, so a reader re-checking seq
+ * cannot accept a torn frame (a release store alone would only order the
+ * writes before it); the mirror's odd value too, before its slot changes
+ * at publication.  gi_frame_open_enter() stores them, the caller fences
+ * (GI_FENCE_RELEASE: one fence for every frame it entered), then
+ * gi_frame_open_fill() writes the slot.  gi_frame_open() is the three.
+ */
+GI_HD static inline void gi_frame_open_enter(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame)
 {
-	uint64_t *bm = gi_frame_bitmap(s);
-
-	/* seqlock writer entry: the odd value must be visible before any slot
-	 * byte changes, so a reader re-checking seq cannot accept a torn frame
-	 * (a release store alone would only order the writes before it); the
-	 * mirror's odd value too, before its slot changes at publication: one
-	 * fence for both */
 	GI_STORE_RELAXED_U64(&s->seq, 2 * frame + 1);
 	if (st->mirror)
 		GI_STORE_RELAXED_U64(&gi_stream_mirror_slot(st, frame)->seq, 2 * frame + 1);
-	GI_FENCE_RELEASE();
+}
+
+GI_HD static inline void gi_frame_open_fill(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame,
+					    uint32_t sensor_id, uint64_t sensor_frame, uint64_t sender_ts, uint64_t now)
+{
+	uint64_t *bm = gi_frame_bitmap(s);
+
 	s->frame = frame;
 	s->first_ts_ns = sender_ts;
 	s->first_rx_ns = now;
@@ -85,6 +92,14 @@ GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_
 	for (uint32_t w = 0; w < gi_frame_bitmap_words(gi_stream_slot_packets(st)); w++)
 		bm[w] = 0;
 	s->state = GI_FRAME_FILLING;
+}
+
+GI_HD static inline void gi_frame_open(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame,
+				       uint32_t sensor_id, uint64_t sensor_frame, uint64_t sender_ts, uint64_t now)
+{
+	gi_frame_open_enter(st, s, frame);
+	GI_FENCE_RELEASE();
+	gi_frame_open_fill(st, s, frame, sensor_id, sensor_frame, sender_ts, now);
 }
 
 /*

@@ -8,9 +8,9 @@
  * around the ends of the unrolled loops too), the copy must put exactly the
  * source bytes in [dst, dst + len) and nothing outside.  The source ends
  * exactly at a page followed by a PROT_NONE guard page, or starts 64 bytes
- * after the previous one, so a load of a word wholly outside the source
- * (the funnel-shift path reads whole aligned 4-byte words) faults here
- * instead of reading another buffer's bytes on a GPU.
+ * after the previous one, so a load of a block wholly outside the source
+ * (the shifting path reads the aligned 16-byte blocks that hold a chunk's
+ * bytes) faults here instead of reading another buffer's bytes on a GPU.
  */
 #include "cuda_emu.h"
 
@@ -72,10 +72,10 @@ int main(void)
 						clean &= dbuf[i] == 0xEE;
 					check(clean, "wrote outside [dst, dst + len)", sa, da, len);
 					cases++;
-					funnel += (sa & 3) != 0 && da % 16 == 0 && len >= 20;
+					funnel += sa != 0 && da % 16 == 0 && len >= 16;
 				}
 			}
-	printf("%u copies (%u through the funnel-shift path), %d failure(s)\n", cases, funnel, failures);
+	printf("%u copies (%u through the shifting path), %d failure(s)\n", cases, funnel, failures);
 	free(dbuf);
 	munmap(m, span + 2 * pg);
 	return failures ? 1 : 0;

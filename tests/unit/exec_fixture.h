@@ -294,10 +294,12 @@ static inline void exf_phases_gpu_form(struct gi_exec_ctx *ctx, struct gi_exec_c
 			}
 		}
 		for (uint32_t s = 0; s < ctx->n_streams; s++)
-			gi_stream_make_visible(&ctx->streams[s]);
+			gi_stream_make_visible(&ctx->streams[s], 1);
 		h->round++;
 	} while (more);
 	gi_batch_end(h, ctr);
+	for (uint32_t s = 0; s < ctx->n_streams; s++) /* next_frame at the batch's end, as the GPU moves it */
+		gi_stream_publish_next(&ctx->streams[s], 0);
 }
 
 /* Hand the queued packets to the executor as one batch on port 0. */

@@ -272,14 +272,18 @@ static void test_place_lanes(void **state)
 	static const uint32_t lanes[] = { 1, 1, 1, 2, 4, 8, 16, 32, 32, 32, 32 };
 	for (unsigned i = 0; i < sizeof(payload) / sizeof(payload[0]); i++)
 		assert_int_equal(gi_cuda_place_lanes(payload[i]), lanes[i]);
-	/* a batch takes one round when it can: 8 warps, 1 KiB (32 lanes at most) */
-	assert_int_equal(gi_cuda_place_lanes_batch(32, 8, 8), 32);   /* 8 payloads: a warp each */
-	assert_int_equal(gi_cuda_place_lanes_batch(32, 8, 9), 16);
-	assert_int_equal(gi_cuda_place_lanes_batch(32, 8, 64), 4);   /* 8 per warp */
-	assert_int_equal(gi_cuda_place_lanes_batch(32, 8, 256), 1);  /* a lane each */
-	assert_int_equal(gi_cuda_place_lanes_batch(32, 8, 4096), 1); /* more rounds, never below a lane */
-	assert_int_equal(gi_cuda_place_lanes_batch(4, 2, 16), 4);    /* 64 B: 2 warps x 8 */
-	assert_int_equal(gi_cuda_place_lanes_batch(1, 8, 1000), 1);
+	/* a batch takes one round when it can: 8 warps, 1 KiB (32 lanes at most, 64 chunks) */
+	assert_int_equal(gi_cuda_place_lanes_batch(32, 64, 8, 8), 32);   /* 8 payloads: a warp each */
+	assert_int_equal(gi_cuda_place_lanes_batch(32, 64, 8, 9), 16);
+	assert_int_equal(gi_cuda_place_lanes_batch(32, 64, 8, 64), 4);   /* 8 per warp */
+	assert_int_equal(gi_cuda_place_lanes_batch(32, 64, 8, 256), 1);  /* a lane each: 64 chunks */
+	assert_int_equal(gi_cuda_place_lanes_batch(32, 64, 8, 4096), 1); /* more rounds, never below a lane */
+	/* ... but a lane copies at most 64 chunks: 8 KiB (512) keeps 8 lanes, 9000 B (563) 16 */
+	assert_int_equal(gi_cuda_place_lanes_batch(32, 512, 8, 64), 8);
+	assert_int_equal(gi_cuda_place_lanes_batch(32, 563, 8, 64), 16);
+	assert_int_equal(gi_cuda_place_lanes_batch(4, 4, 2, 16), 4);     /* 64 B: 2 warps x 8 */
+	assert_int_equal(gi_cuda_place_lanes_batch(4, 4, 8, 256), 1);    /* 64 B, 256 packets: one round */
+	assert_int_equal(gi_cuda_place_lanes_batch(1, 1, 8, 1000), 1);
 }
 
 /* A corrupt n_pkts never takes the executor past the slot. */
