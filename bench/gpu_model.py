@@ -71,11 +71,12 @@ PROBES = ["probe_parse", "probe_scan", "probe_run_place", "probe_run_link", "pro
 # --steps measures and predict() returns.
 STEPS = ["poll", "stage", "parse", "icrc", "scan", "run", "sequence", "place", "verify", "commit", "end"]
 
-# Calibration: two H200 step tables (one CTA, 256 threads, custom format,
+# Calibration: three H200 step tables (one CTA, 256 threads, custom format,
 # 64-packet frames; µs per batch): the first GPU run's (shared/gpu/
-# RESULTS.md, commit 5eab4c2, an instrumented build) and this project's
-# own --steps run (bench/gpu_model.md, commit 4aae5b2), each with the
-# floors measured in its run.  (payload, batch, rings) -> steps.
+# RESULTS.md, commit 5eab4c2, an instrumented build) and two --steps runs
+# of this project's (bench/gpu_model.md: commit 4aae5b2, and ee4a5e2 whose
+# kernels are this tree's), each with the floors measured in its run.
+# (payload, batch, rings) -> steps.
 MEASURED = {
     "h200-run": dict(floors=dict(pcie=1.14, l2=0.145, fence=0.52), steps={
         (1024, 64, 1): dict(poll=4.0, stage=12.7, parse=2.7, icrc=0.2, scan=2.1, run=2.0, sequence=5.0, place=9.2,
@@ -100,6 +101,16 @@ MEASURED = {
         (8192, 64, 1): dict(poll=5.2, stage=2.0, parse=2.6, icrc=0.2, scan=2.0, run=2.1, sequence=4.7, place=34.3,
                             verify=0.0, commit=5.5, end=4.2),
     }),
+    "now": dict(floors=dict(pcie=1.107, l2=0.146, fence=0.62), steps={  # commit ee4a5e2, this tree's kernels
+        (1024, 64, 1): dict(poll=3.3, stage=2.0, parse=2.6, icrc=0.2, scan=2.0, run=2.1, sequence=5.2, place=4.0,
+                            verify=0.0, commit=3.5, end=3.4),
+        (64, 256, 1): dict(poll=3.0, stage=1.9, parse=3.4, icrc=0.2, scan=2.3, run=2.1, sequence=13.1, place=2.7,
+                           verify=0.0, commit=8.7, end=3.1),
+        (64, 16, 1): dict(poll=3.1, stage=1.9, parse=2.4, icrc=0.3, scan=1.9, run=2.4, sequence=2.8, place=1.0,
+                          verify=0.0, commit=1.3, end=2.9),
+        (8192, 64, 1): dict(poll=3.3, stage=2.0, parse=2.6, icrc=0.2, scan=2.0, run=2.1, sequence=5.2, place=21.3,
+                            verify=0.0, commit=4.6, end=3.8),
+    }),
 }
 
 # What each step costs beyond its floors, fitted to those tables (µs, at
@@ -116,12 +127,13 @@ CAL = dict(
     run=2.0,           # run_place + run_link: two L2 chains and ~270 instructions
     seq=1.67,          # per batch: solo_place's atomic ORs and the loop's setup
     seq_frame=2.19,    # per frame, beyond the fence of its open: window, open, end, publish (thread 0, L2 chains)
-    place_round=1.05,  # per round of the warps' payloads: the records, the slot addresses
-    place_lat=0.19,    # per group of chunks a lane has in flight: one load latency
+    place_round=0.8,   # per round of the warps' payloads: the records, the slot addresses
+    chunk_issue=0.076,  # per chunk a lane moves: its loads' and store's instructions (a load latency, L2,
+                        # per group of chunks in flight apart)
     place_line=0.00093,  # per 128-byte line a warp's load touches (an L1 pass: about 2 cycles)
     commit=0.63,       # per batch
     commit_frame=1.73, # per frame published: mirror copy, seq words
-    end=1.0,           # mirror stores, the barrier; counter adds and the fence apart
+    end=2.2,           # counters, the mirror's stores to host memory, the barriers; the fence apart
     fence_contention=0.72,  # µs more per system fence for each doubling of the CTAs that fence at once
 )
 PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "probe_run_link": 51,
@@ -138,15 +150,15 @@ PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "pro
 #   inflight       chunks a lane has in flight (whole groups; the rest one at a time)
 #   open_fence     "frame": a system fence per frame opened; "batch": one for a batch's opens
 #   commit_fences  system fences of a publishing batch's commit (the second moved to the end's: 1)
-#   counter_adds   counter words added in device memory after a batch (a load each before its store)
-#   timing_adds    ... and by the step timing (the --steps run's own cost, in its poll step)
+#   timing_adds    counter words the step timing added in device memory per batch (a load each before its
+#                  store: the --steps run's own cost, in its poll step)
 STRUCTURE = {
     "now": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2, open_fence="batch",
-                commit_fences=1, counter_adds=0, timing_adds=0),
+                commit_fences=1, timing_adds=0),
     "h200-run-2": dict(poll_trips=1, stage_trips=None, lane_chunks=1 << 30, loads_chunk=5, inflight=4,
-                       open_fence="frame", commit_fences=2, counter_adds=9, timing_adds=12),
+                       open_fence="frame", commit_fences=2, timing_adds=12),
     "h200-run": dict(poll_trips=2, stage_trips=11, lane_chunks=None, loads_chunk=5, inflight=1, open_fence="frame",
-                     commit_fences=2, counter_adds=7, timing_adds=0),
+                     commit_fences=2, timing_adds=0),
 }
 
 CLASSES = [
@@ -331,11 +343,12 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
     chunks = math.ceil(chunks_pkt / lanes)        # a lane's chunks of one payload
     groups = chunks // st["inflight"] + chunks % st["inflight"]
     lines = per_round * st["loads_chunk"] * chunks * max(1, lanes // 8)  # L1 passes of a round's loads
-    t["place"] = rounds * (CAL["place_round"] + max(groups * CAL["place_lat"], lines * CAL["place_line"]))
+    t["place"] = rounds * (CAL["place_round"] + max(groups * g["l2"] + chunks * CAL["chunk_issue"],
+                                                    lines * CAL["place_line"]))
     t["verify"] = 0.0                             # custom format: no sender CRC
     t["commit"] = CAL["commit"] + busy * st["commit_fences"] * fence_host + frames * scaled(
         pc, CAL["commit_frame"], "probe_make_visible")
-    t["end"] = CAL["end"] + st["counter_adds"] * g["l2"] + fence_host
+    t["end"] = CAL["end"] + fence_host
     total = sum(t.values())
     per_ring = n / total                          # Mpps = packets per microsecond
     r = min(rings, g["sms"])
@@ -368,10 +381,11 @@ def calibration(pc):
     return rows, worst
 
 
-TARGETS = [  # issue 21's, persistent, 256 threads: (label, rings, payload, batch, target Mpps)
-    ("1 ring, 1 KiB, batch 64", 1, 1024, 64, 4.5),
-    ("4 rings, 1 KiB, batch 64", 4, 1024, 64, 15.0),
-    ("4 rings, 64 B, batch 256", 4, 64, 256, 40.0),
+TARGETS = [  # issue 21's, persistent, 256 threads: (label, rings, payload, batch, target Mpps,
+             # measured on the H200 at 5eab4c2 and at ee4a5e2, this tree's kernels)
+    ("1 ring, 1 KiB, batch 64", 1, 1024, 64, 4.5, 1.44, 2.30),
+    ("4 rings, 1 KiB, batch 64", 4, 1024, 64, 15.0, 4.75, 9.18),
+    ("4 rings, 64 B, batch 256", 4, 64, 256, 40.0, 14.90, 24.85),
 ]
 
 
@@ -445,14 +459,15 @@ def main():
         p = predict(GPUS["H200"], parts, rings, payload, batch)
         rows.append([payload, batch, rings] + [p["steps_us"][k] for k in STEPS] + [p["us_per_batch"]])
     print(md_table(rows, ["payload", "batch", "rings"] + STEPS + ["batch µs"]))
-    print("\n## issue 21's targets, predicted for this tree (H200 floors; persistent, 256 threads)\n")
+    print("\n## issue 21's targets on the H200 (persistent, 256 threads; Mpps)\n")
     rows = []
-    for label, rings, payload, batch, target in TARGETS:
+    for label, rings, payload, batch, target, m_then, m_now in TARGETS:
         then = predict(GPUS["H200"], parts, rings, payload, batch, code="h200-run")["Mpps"]
         p = predict(GPUS["H200"], parts, rings, payload, batch)
-        rows.append([label, target, then, p["Mpps"], "%.2f" % (p["Mpps"] / target), p["bound"]])
-    print(md_table(rows, ["case", "target Mpps", "model, H200 run's code", "model, this tree",
-                          "this tree / target", "bound by"]))
+        rows.append([label, target, "%s / %s" % (m_then, then), "%s / %s" % (m_now, p["Mpps"]),
+                     "%.2f" % (m_now / target)])
+    print(md_table(rows, ["case", "target Mpps", "first run's code: measured / model",
+                          "this tree: measured / model", "measured / target"]))
     print("\n## predictions for other GPUs (this tree; batch 64, 256 threads, 64-packet frames;"
           " 64 B also with batch 256)\n")
     rows = []
