@@ -7,6 +7,7 @@
  *   gpu_exec_bench [--rings R] [--payload B] [--batch N] [--threads T]
  *                  [--frame-packets F] [--pool-copies M] [--seconds S]
  *                  [--mode persistent|launch] [--device D] [--steps]
+ *                  [--latency FPS]
  *
  * Traffic: format custom, an 8-bit packet counter in a 4-byte header, then
  * B payload bytes; frames follow from the counter (F packets each; F
@@ -24,7 +25,12 @@
  * (kernels/steps.h, %globaltimer after each step's barrier): steps_us,
  * µs per batch averaged over every batch (warm-up included), and their
  * sum, batch_us.  Timing costs a clock read per step, so compare rates
- * from runs without it.  On
+ * from runs without it.  --latency FPS: each ring's producer publishes a
+ * whole frame FPS times a second instead (its batches at once, as an rx
+ * lcore would), and this thread watches the host mirrors: latency_p50_us,
+ * _p99_us and _max_us are from the doorbell of a frame's last batch to
+ * next_frame passing the frame (what a consumer waits for), over S
+ * seconds after 0.2 s of warm-up.  On
  * the CUDA emulation (a -Demulate_cuda=true build) it runs, but the figure
  * is CPU threads, not a GPU, and it says so ("emulated": true).
  */
@@ -40,7 +46,7 @@
 #include "kernels/executor.h"
 #include "kernels/fmt_custom.h"
 
-#define MAX_RINGS 16u
+#define MAX_RINGS 128u
 #define RING_SLOTS 64u
 #define HDR 4u                     /* the custom header: counter, 3 bytes of padding */
 #define L2L4 42u                   /* Ethernet + IPv4 + UDP */
@@ -61,7 +67,12 @@ struct bench {
 	uint16_t *map;
 	uint32_t quit;
 	uint64_t fed[MAX_RINGS];                /* packets published, by its producer */
+	/* --latency FPS: each producer publishes whole frames FPS times a second; the
+	 * doorbell time of each frame's last batch, by frame number (a ring of LAT_SLOTS) */
+	uint32_t latency_fps;
+	uint64_t *t_doorbell[MAX_RINGS];
 };
+#define LAT_SLOTS 4096u
 
 static void die(const char *what, const char *why)
 {
@@ -147,6 +158,93 @@ struct producer {
 	uint32_t r;
 };
 
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * --latency: ring r's frames, one every 1/FPS s, each as the batches an rx
+ * lcore would publish at once (batch packets each, the last one shorter);
+ * the time of the doorbell that publishes a frame's last packet is its
+ * start.  Frames below the counter's wrap are numbered from 0.
+ */
+static void *produce_paced(void *arg)
+{
+	struct producer *pr = arg;
+	struct bench *b = pr->b;
+	struct gi_batch_ring *ring = b->ring[pr->r];
+	const uint64_t period = 1000000000ull / b->latency_fps, t0 = gi_now_ns();
+	uint64_t head = 0, frame = 0;
+	uint32_t k = 0;
+
+	while (!__atomic_load_n(&b->quit, __ATOMIC_ACQUIRE)) {
+		const uint64_t due = t0 + frame * period;
+		uint64_t now = gi_now_ns();
+		if (now + 50000 < due) /* sleep to within 50 µs, then spin: the doorbell on time */
+			sleep_ns(due - now - 50000);
+		while (gi_now_ns() < due)
+			;
+		for (uint32_t left = b->frame_packets; left;) {
+			while (!gi_ring_has_room(ring, head))
+				if (__atomic_load_n(&b->quit, __ATOMIC_ACQUIRE))
+					return NULL;
+			struct gi_batch_slot *s = gi_ring_slot(ring, head);
+			uint32_t n = GI_MIN(left, b->batch);
+			for (uint32_t i = 0; i < n; i++) {
+				gi_slot_addr(s)[i] = (uint64_t)b->pkts[pr->r] + (uint64_t)k * b->stride;
+				gi_slot_len(s, b->batch)[i] = b->pkt_len;
+				k = k + 1 == b->n_pkts ? 0 : k + 1;
+			}
+			left -= n;
+			b->fed[pr->r] += n;
+			s->n_pkts = n;
+			s->port = 0;
+			s->batch_seq = head;
+			s->t_publish_ns = gi_now_ns();
+			if (!left)
+				__atomic_store_n(&b->t_doorbell[pr->r][frame % LAT_SLOTS], s->t_publish_ns, __ATOMIC_RELAXED);
+			gi_ring_publish(ring, head++);
+		}
+		frame++;
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, c = *(const uint64_t *)y;
+	return a < c ? -1 : a > c;
+}
+
+/*
+ * --latency: this thread watches every ring's host mirror for next_frame to
+ * pass a frame (what a consumer's gic_next() waits for) and takes the time
+ * since that frame's doorbell, for `ns` after `skip_ns` of warm-up.
+ * Returns how many it took (at most max) into lat[].
+ */
+static uint64_t watch_latency(struct bench *b, uint64_t skip_ns, uint64_t ns, uint64_t *lat, uint64_t max)
+{
+	uint64_t seen[MAX_RINGS] = { 0 }, n = 0;
+	const uint64_t t0 = gi_now_ns();
+	for (uint64_t now = t0; now - t0 < skip_ns + ns; now = gi_now_ns()) {
+		for (uint32_t r = 0; r < b->rings; r++) {
+			const uint64_t next = GI_LOAD_ACQUIRE_U64(&b->mirror[r]->next_frame);
+			if (next <= seen[r])
+				continue;
+			const uint64_t t = gi_now_ns();
+			for (uint64_t f = seen[r]; f < next; f++) {
+				const uint64_t db = __atomic_load_n(&b->t_doorbell[r][f % LAT_SLOTS], __ATOMIC_RELAXED);
+				if (now - t0 >= skip_ns && n < max && db && t > db)
+					lat[n++] = t - db;
+			}
+			seen[r] = next;
+		}
+	}
+	return n;
+}
+
 /* The rx lcore's part for ring r: batches of b->batch packets, round and round the pool. */
 static void *produce(void *arg)
 {
@@ -186,12 +284,6 @@ static uint64_t placed(const struct bench *b)
 	return n;
 }
 
-static void sleep_ns(uint64_t ns)
-{
-	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
-	nanosleep(&ts, NULL);
-}
-
 int main(int argc, char **argv)
 {
 	struct bench b = { .rings = 1, .payload = 1024, .batch = 64, .threads = 256, .frame_packets = 64,
@@ -202,7 +294,7 @@ int main(int argc, char **argv)
 		{ "frame-packets", required_argument, NULL, 'f' }, { "pool-copies", required_argument, NULL, 'c' },
 		{ "seconds", required_argument, NULL, 's' }, { "mode", required_argument, NULL, 'm' },
 		{ "device", required_argument, NULL, 'd' },  { "steps", no_argument, NULL, 'S' },
-		{ NULL, 0, NULL, 0 },
+		{ "latency", required_argument, NULL, 'L' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -217,14 +309,16 @@ int main(int argc, char **argv)
 		case 'm': b.mode = strcmp(optarg, "launch") == 0 ? GI_EXEC_LAUNCH : GI_EXEC_PERSISTENT; break;
 		case 'd': b.device = optarg; break;
 		case 'S': b.steps = 1; break;
+		case 'L': b.latency_fps = (uint32_t)strtoul(optarg, NULL, 0); break;
 		default: return 2;
 		}
 	}
 	if (!b.rings || b.rings > MAX_RINGS || !b.payload || b.payload > 9000 || !b.batch || b.batch > 4096 ||
-	    !b.frame_packets || 256 % b.frame_packets || !b.copies || !b.seconds) {
+	    !b.frame_packets || 256 % b.frame_packets || !b.copies || !b.seconds || b.latency_fps > 1000000) {
 		fprintf(stderr, "usage: gpu_exec_bench [--rings 1..%u] [--payload 1..9000] [--batch 1..4096] "
 				"[--threads 32..512] [--frame-packets F (divides 256)] [--pool-copies M] "
-				"[--seconds S] [--mode persistent|launch] [--device D] [--steps]\n", MAX_RINGS);
+				"[--seconds S] [--mode persistent|launch] [--device D] [--steps] "
+				"[--latency FPS (1..1000000)]\n", MAX_RINGS);
 		return 2;
 	}
 	char err[320];
@@ -263,17 +357,34 @@ int main(int argc, char **argv)
 	if (gi_executor_start(ex) < 0)
 		die("executor start", gi_executor_last_error(ex));
 
+	uint64_t *lat = NULL, n_lat = 0, max_lat = 0;
+	if (b.latency_fps) {
+		max_lat = (uint64_t)b.latency_fps * (b.seconds + 1) * b.rings;
+		lat = malloc(max_lat * sizeof(*lat));
+		for (uint32_t r = 0; r < b.rings; r++)
+			if (!(b.t_doorbell[r] = calloc(LAT_SLOTS, sizeof(uint64_t))))
+				die("latency", "out of memory");
+		if (!lat)
+			die("latency", "out of memory");
+	}
 	pthread_t th[MAX_RINGS];
 	struct producer pr[MAX_RINGS];
 	for (uint32_t r = 0; r < b.rings; r++) {
 		pr[r] = (struct producer){ &b, r };
-		if (pthread_create(&th[r], NULL, produce, &pr[r]) != 0)
+		if (pthread_create(&th[r], NULL, b.latency_fps ? produce_paced : produce, &pr[r]) != 0)
 			die("producer", strerror(errno));
 	}
-	sleep_ns(1000000000ull); /* warm-up */
-	uint64_t p0 = placed(&b), t0 = gi_now_ns();
-	sleep_ns((uint64_t)b.seconds * 1000000000ull);
-	uint64_t p1 = placed(&b), t1 = gi_now_ns();
+	uint64_t p0, t0, p1, t1;
+	if (b.latency_fps) { /* 0.2 s of warm-up inside the watch */
+		p0 = placed(&b), t0 = gi_now_ns();
+		n_lat = watch_latency(&b, 200000000ull, (uint64_t)b.seconds * 1000000000ull, lat, max_lat);
+		p1 = placed(&b), t1 = gi_now_ns();
+	} else {
+		sleep_ns(1000000000ull); /* warm-up */
+		p0 = placed(&b), t0 = gi_now_ns();
+		sleep_ns((uint64_t)b.seconds * 1000000000ull);
+		p1 = placed(&b), t1 = gi_now_ns();
+	}
 	__atomic_store_n(&b.quit, 1, __ATOMIC_RELEASE);
 	for (uint32_t r = 0; r < b.rings; r++)
 		pthread_join(th[r], NULL);
@@ -314,6 +425,13 @@ int main(int argc, char **argv)
 		}
 		printf("}, \"batch_us\": %.2f", sum);
 	}
+	if (b.latency_fps) { /* doorbell of a frame's last batch -> next_frame past it in the host mirror */
+		qsort(lat, n_lat, sizeof(*lat), cmp_u64);
+		printf(", \"latency_fps\": %u, \"latency_frames\": %llu", b.latency_fps, (unsigned long long)n_lat);
+		if (n_lat)
+			printf(", \"latency_p50_us\": %.2f, \"latency_p99_us\": %.2f, \"latency_max_us\": %.2f",
+			       lat[n_lat / 2] / 1e3, lat[n_lat * 99 / 100] / 1e3, lat[n_lat - 1] / 1e3);
+	}
 	printf("}\n");
 	if (b.drv.emulated)
 		fprintf(stderr, "gpu_exec_bench: CUDA EMULATION (CPU threads): this figure is not a GPU result\n");
@@ -321,6 +439,10 @@ int main(int argc, char **argv)
 	/* clean in-order traffic: every batch's stream is one run (phase 2's fast path),
 	 * but a stream's first batch, which starts it */
 	int bad = rc < 0 || drops || lost || dups || late || total != fed || ctr.runs + b.rings < ctr.batches;
+	if (b.latency_fps && n_lat == 0) {
+		fprintf(stderr, "gpu_exec_bench: --latency saw no frame become visible\n");
+		bad = 1;
+	}
 	if (b.steps && ctr.step_batches != ctr.batches) { /* --steps times every batch, once */
 		fprintf(stderr, "gpu_exec_bench: %llu batches but %llu timed step by step\n",
 			(unsigned long long)ctr.batches, (unsigned long long)ctr.step_batches);
@@ -334,6 +456,9 @@ int main(int argc, char **argv)
 	}
 	free(b.map);
 	free(b.st);
+	free(lat);
+	for (uint32_t r = 0; r < b.rings; r++)
+		free(b.t_doorbell[r]);
 	gi_cuda_drv_close(&b.drv);
 	if (bad)
 		fprintf(stderr, "gpu_exec_bench: not every packet was placed exactly once, or not every batch "

@@ -752,10 +752,10 @@ static void test_stream_queue(void **state)
 	snprintf(yaml, sizeof(yaml), fmt, "2");
 	expect_errors(yaml, 1, "t.yaml:14:12: streams[0].queue: stream cam0: 2 is not an rx queue of port sensor0, "
 			       "which has 2 (allowed: 0..1)");
-	snprintf(yaml, sizeof(yaml), fmt, "16");
-	expect_errors(yaml, 1, "t.yaml:14:12: streams[0].queue: 16 is out of range (allowed: 0..15)");
+	snprintf(yaml, sizeof(yaml), fmt, "128");
+	expect_errors(yaml, 1, "t.yaml:14:12: streams[0].queue: 128 is out of range (allowed: 0..127)");
 	snprintf(yaml, sizeof(yaml), fmt, "-1");
-	expect_errors(yaml, 1, "t.yaml:14:12: streams[0].queue: -1 is out of range (allowed: 0..15)");
+	expect_errors(yaml, 1, "t.yaml:14:12: streams[0].queue: -1 is out of range (allowed: 0..127)");
 }
 
 static void test_flow_options(void **state)
