@@ -11,8 +11,8 @@
  * is set up as the simulator's defaults describe it (rocev2 QP 256 on 4791,
  * VRT stream ID 0 on 5000, the custom map of GI_BENCH_CUSTOM_SPEC on 5000).
  * Packets are handed to the executor M at a time, exactly as a host worker
- * runs one batch slot: gi_exec_slot_phased() (the default pipeline, on one
- * worker) or gi_exec_slot_host() (--pipeline serial, the reference).
+ * runs one batch slot: gi_exec_slot_phased() (the default pipeline: the
+ * batch's trip, kernels/trip.h, on one worker) or gi_exec_slot_host() (--pipeline serial, the reference).
  *
  * --passes N > 1 replays the file N times (udp_seq only: each pass rewrites
  * the seq and frame numbers so that every packet is new to the stream).
@@ -242,7 +242,7 @@ int main(int argc, char **argv)
 				slot->port = 0;
 				uint64_t t0 = now_ns();
 				if (phased)
-					gi_exec_slot_phased(&ctx, &ctr, GI_GROUP_ANY, slot, batch, 0, t0, scratch);
+					gi_exec_slot_phased(&ctx, &ctr, GI_GROUP_ANY, NULL, 0, slot, batch, 0, t0, scratch);
 				else
 					gi_exec_slot_host(&ctx, &ctr, slot, batch, 0, t0);
 				exec_ns += now_ns() - t0;

@@ -49,10 +49,7 @@
 #include "exec_cuda.h"
 #include "executor.h" /* enum gi_exec_pause */
 #include "idle.h"
-#include "phase_commit.h"
-#include "phase_parse.h"
-#include "phase_place.h"
-#include "phase_sequence.h"
+#include "trip.h"
 
 /* CLOCK_MONOTONIC ns on the GPU: %globaltimer plus the offset measured at start. */
 __device__ __forceinline__ uint64_t gi_dev_now(int64_t offset)
@@ -205,16 +202,85 @@ __device__ static void gi_cta_scan(struct gi_batch_hdr *h, uint32_t n, Pred pred
 }
 
 /*
- * Every thread: one batch through the phases (cc->ring, cc->idx, cc->now,
- * set by thread 0 before a barrier), then the slot goes back to the rx
- * lcore.  The caller has acquired a head > idx in thread 0 and passed a
- * barrier since, which carries that ordering to every thread.
+ * The batch's trip (trip.h), the CTA's way: every thread is a worker of
+ * every step (phase 3: warps of payloads, lanes of 16-byte chunks), a
+ * barrier ends each step, and thread 0 times them (steps.h) when asked.
+ */
+struct gi_cta_trip_be {
+	struct gi_cta_ctl *cc;
+	struct gi_exec_counters *ctr; /* the CTA's copy (shared memory) */
+	int64_t clock_offset_ns;
+	uint32_t timing;              /* this thread times the steps */
+	uint32_t lanes, chunks;       /* the group's most lanes per payload, and its chunks */
+};
+
+/* A step ended: thread 0, after its barrier, into the CTA's counters; one uniform branch when off. */
+__device__ static inline void gi_cta_mark(struct gi_cta_trip_be *be, uint32_t step)
+{
+	if (be->timing) {
+		const uint64_t t = gi_dev_now(be->clock_offset_ns);
+		be->ctr->step_ns[step] += t - be->cc->t_mark;
+		be->cc->t_mark = t;
+	}
+}
+
+/* One stream: every parsed record's rank and predecessor, the total and the last (block scan). */
+__device__ static void gi_cta_scan_ranks(struct gi_batch_hdr *h)
+{
+	struct gi_rec *rec = gi_batch_recs(h);
+	gi_cta_scan(h, h->n, [&](uint32_t i) { return rec[i].state == GI_REC_PARSED; },
+		    [&](uint32_t i, uint32_t pos, uint32_t prev) {
+			    rec[i].rank = (uint16_t)pos;
+			    rec[i].prev = (uint16_t)prev;
+		    });
+	if (threadIdx.x == 0) {
+		h->solo_total = h->scan_carry;
+		h->solo_last = h->scan_carry_last;
+		h->ranked = 1;
+	}
+	__syncthreads();
+}
+
+/* One stream's run: the records that start its frames, in order, into touched[] (block scan). */
+__device__ static void gi_cta_scan_starts(struct gi_batch_hdr *h, uint32_t max_pkts)
+{
+	struct gi_rec *rec = gi_batch_recs(h);
+	uint16_t *starts = gi_batch_touched(h, max_pkts);
+	gi_cta_scan(h, h->n, [&](uint32_t i) { return gi_solo_starts_frame(rec, &rec[i]); },
+		    [&](uint32_t i, uint32_t pos, uint32_t) { starts[pos] = (uint16_t)i; });
+	if (threadIdx.x == 0)
+		h->solo_frames = h->scan_carry;
+	__syncthreads();
+}
+
+#define GI_TRIP_FN __device__ static void gi_cta_trip
+#define GI_TRIP_BE struct gi_cta_trip_be
+#define GI_TRIP_FOR(step, w, nw) for (uint32_t w = threadIdx.x, nw = blockDim.x, once_ = 1; once_; once_ = 0)
+/* lanes per payload and payloads a warp copies at once, for this batch's size */
+#define GI_TRIP_PLACE_FOR(w, nw, lane, nlanes)                                                              \
+	for (uint32_t nlanes = gi_cuda_place_lanes_batch(be->lanes, be->chunks, (blockDim.x + 31) / 32, t->h->n), \
+		      w = threadIdx.x / 32 * (32 / nlanes) + threadIdx.x % 32 / nlanes,                            \
+		      nw = (blockDim.x + 31) / 32 * (32 / nlanes), lane = threadIdx.x % 32 % nlanes, once_ = 1;     \
+	     once_; once_ = 0)
+#define GI_TRIP_ONE if (threadIdx.x == 0)
+#define GI_TRIP_BARRIER() __syncthreads()
+#define GI_TRIP_ALL(x) ((uint32_t)__syncthreads_and((int)(x)))
+#define GI_TRIP_ANY(x) ((uint32_t)__syncthreads_or((int)(x)))
+#define GI_TRIP_SCAN_RANKS(t, be) ((t)->n_streams == 1 ? (gi_cta_scan_ranks((t)->h), 1u) : 0u)
+#define GI_TRIP_SCAN_STARTS(t, be) gi_cta_scan_starts((t)->h, (t)->max_pkts)
+#define GI_TRIP_MARK(step) gi_cta_mark(be, step)
+#include "trip_body.h"
+
+/*
+ * Every thread: one batch (cc->ring, cc->idx, cc->now, set by thread 0
+ * before a barrier): staged, through the trip, then the slot goes back to
+ * the rx lcore.  The caller has acquired a head > idx in thread 0 and
+ * passed a barrier since, which carries that ordering to every thread.
  */
 __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 {
 	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
 	const uint32_t tid = threadIdx.x, nt = blockDim.x, g = blockIdx.x;
-	const uint32_t lane = tid % 32, warp = tid / 32, nwarps = (nt + 31) / 32;
 	const uint32_t ri = cc->ring;
 	const uint64_t idx = cc->idx, now = cc->now;
 	const struct gi_cuda_ring cr = a.rings[ri];
@@ -222,128 +288,27 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 	struct gi_exec_ctx *ctx = &a.state->ctx;
 	struct gi_batch_slot *stg = (struct gi_batch_slot *)(smem + a.slot_off);
 	struct gi_batch_hdr *h = (struct gi_batch_hdr *)(smem + a.scratch_off);
-	const uint32_t *tab = (const uint32_t *)(smem + GI_CUDA_SMEM_TAB);
 	struct gi_batch_slot *src = (struct gi_batch_slot *)((uint8_t *)cr.ring + sizeof(struct gi_batch_ring) +
 							     (idx & (cr.size - 1)) * (uint64_t)cr.stride);
-
-	/* step timing (steps.h): thread 0, after each step's barrier, into its
-	 * words of shared memory; one uniform branch per step when off */
-	const uint32_t timing = a.timing && tid == 0;
 	struct gi_exec_counters *const ctr = gi_cta_ctr(smem);
-#define GI_CTA_STEP(step)                                                  \
-	do {                                                               \
-		if (timing) {                                              \
-			const uint64_t t_ = gi_dev_now(a.clock_offset_ns);   \
-			ctr->step_ns[step] += t_ - cc->t_mark;             \
-			cc->t_mark = t_;                                   \
-		}                                                          \
-	} while (0)
-	if (timing) {
+	struct gi_cta_trip_be be = { .cc = cc, .ctr = ctr, .clock_offset_ns = a.clock_offset_ns,
+				     .timing = a.timing && tid == 0, .lanes = grp.lanes, .chunks = grp.chunks };
+
+	if (be.timing) {
 		ctr->step_ns[GI_STEP_POLL] += cc->t_done && now > cc->t_done ? now - cc->t_done : 0;
 		cc->t_mark = now;
 	}
-
 	const uint32_t n0 = gi_slot_stage(stg, src, cr.stride, cr.max_pkts, tid, nt); /* thread 0's: n_pkts */
 	if (tid == 0)
 		gi_batch_begin(h, n0);
 	__syncthreads();
-	GI_CTA_STEP(GI_STEP_STAGE);
-	gi_phase_parse(ctx, g, stg, cr.max_pkts, cr.split, h, 0, tid, nt);
-	__syncthreads();
-	GI_CTA_STEP(GI_STEP_PARSE);
-	gi_phase_icrc(stg, cr.max_pkts, cr.split, h, tid, nt, tab);
-	__syncthreads();
-	GI_CTA_STEP(GI_STEP_ICRC);
-	/* one stream (steered): ranks and predecessors by one block scan */
-	struct gi_rec *rec = gi_batch_recs(h);
-	const uint32_t solo = grp.n_streams == 1;
-	if (solo) {
-		gi_cta_scan(h, h->n, [&](uint32_t i) { return rec[i].state == GI_REC_PARSED; },
-			    [&](uint32_t i, uint32_t pos, uint32_t prev) {
-				    rec[i].rank = (uint16_t)pos;
-				    rec[i].prev = (uint16_t)prev;
-			    });
-		if (tid == 0) {
-			h->solo_total = h->scan_carry;
-			h->solo_last = h->scan_carry_last;
-			h->ranked = 1;
-		}
-		__syncthreads();
-		GI_CTA_STEP(GI_STEP_SCAN);
-	}
-	gi_phase_run_place(ctx, h, tid, nt);
-	__syncthreads();
-	const uint32_t run = __syncthreads_and((int)gi_phase_run_link(ctx, h, tid, nt));
-	GI_CTA_STEP(GI_STEP_RUN);
-	if (solo && run) { /* the records that start the run's frames, in order */
-		uint16_t *starts = gi_batch_touched(h, cr.max_pkts);
-		gi_cta_scan(h, h->n, [&](uint32_t i) { return gi_solo_starts_frame(rec, &rec[i]); },
-			    [&](uint32_t i, uint32_t pos, uint32_t) { starts[pos] = (uint16_t)i; });
-		if (tid == 0)
-			h->solo_frames = h->scan_carry;
-		__syncthreads();
-		GI_CTA_STEP(GI_STEP_SCAN);
-	}
-	for (;;) {
-		if (solo && run && h->round == 0) {
-			if (tid == 0) {
-				struct gi_stream_rt *st = &ctx->streams[a.group_streams[grp.first_stream]];
-				gi_phase_sequence_begin(st);
-				h->more = gi_solo_commit(st, h, cr.max_pkts, now);
-				h->runs++;
-			}
-			__syncthreads();
-			gi_phase_solo_place(ctx, h, tid, nt);
-		} else {
-			for (uint32_t k = tid; k < grp.n_streams; k += nt)
-				if (gi_phase_sequence_stream(ctx, a.group_streams[grp.first_stream + k], h, now))
-					GI_ATOMIC_ADD_U32(&h->more, 1);
-		}
-		__syncthreads();
-		GI_CTA_STEP(GI_STEP_SEQUENCE);
-		{ /* lanes per payload and payloads a warp copies at once, for this batch's size */
-			const uint32_t lanes = gi_cuda_place_lanes_batch(grp.lanes, grp.chunks, nwarps, h->n), per_warp = 32u / lanes;
-			gi_phase_place(ctx, stg, cr.max_pkts, cr.split, h, warp * per_warp + lane / lanes,
-				       nwarps * per_warp, lane % lanes, lanes);
-		}
-		__syncthreads(); /* every payload store before any commit's release (and any frame CRC) */
-		GI_CTA_STEP(GI_STEP_PLACE);
-		/*
-		 * Frames checked against their sender's CRC (rocev2.frame_crc): the
-		 * whole CTA on each.  Only those streams' defer and pend_n are read,
-		 * by every thread alike (phase 2 wrote them before the barrier
-		 * above), and a barrier follows before any thread's phase 4 resets
-		 * them: every thread takes the same barriers.
-		 */
-		uint32_t verifying = 0;
-		for (uint32_t k = 0; k < grp.n_streams; k++) {
-			struct gi_stream_rt *st = &ctx->streams[a.group_streams[grp.first_stream + k]];
-			if (!gi_stream_verifies(st)) /* configuration: the same for every thread */
-				continue;
-			verifying = 1;
-			if (st->defer && st->pend_n) {
-				gi_stream_pending_pass(st, 2, tid, nt, tab);
-				__syncthreads();
-				if (tid == 0)
-					st->crc_parts = 1; /* phase 4 finishes them (after the barrier below) */
-			}
-		}
-		if (verifying) {
-			__syncthreads();
-			GI_CTA_STEP(GI_STEP_VERIFY);
-		}
-		for (uint32_t k = tid; k < grp.n_streams; k += nt)
-			gi_stream_make_visible(&ctx->streams[a.group_streams[grp.first_stream + k]], 1);
-		const int again = __syncthreads_or(h->more != 0);
-		GI_CTA_STEP(GI_STEP_COMMIT);
-		if (!again)
-			break;
-		if (tid == 0) { /* a stream stalled on a busy slot: another round */
-			h->more = 0;
-			h->round++;
-		}
-		__syncthreads();
-	}
+	gi_cta_mark(&be, GI_STEP_STAGE);
+	struct gi_trip t = { .ctx = ctx, .slot = stg, .h = h, .streams = &a.group_streams[grp.first_stream],
+			     .n_streams = grp.n_streams, .owner = g, .max_pkts = cr.max_pkts, .split = cr.split,
+			     .t8 = (const uint32_t *)(smem + GI_CUDA_SMEM_TAB), .now = now, .icrc_inline = 0,
+			     .late_next = 1 };
+	gi_cta_trip(&t, &be);
+
 	if (tid == 0) {
 		uint64_t t1 = gi_dev_now(a.clock_offset_ns);
 		gi_batch_end(h, ctr);
@@ -362,23 +327,22 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 	__syncthreads();
 	if (tid == 0) {
 		/* one system fence for the batch's end (every thread's reads and writes, via the barrier):
-		 * the streams' next_frame after their frames' even seq words (gi_stream_make_visible,
-		 * late_next), and the tail that hands the slot back after everything */
-		GI_FENCE_RELEASE();
+		 * the tail that hands the slot back, then the streams' next_frame, both after it and so
+		 * after the frames' even seq words (gi_stream_make_visible, late_next).  The tail's
+		 * store is the release (the emulation's ThreadSanitizer sees no stand-alone fence) */
+		gi_ring_complete(cr.ring, idx);
 		for (uint32_t k = 0; k < grp.n_streams; k++)
 			gi_stream_publish_next(&ctx->streams[a.group_streams[grp.first_stream + k]], 1);
-		GI_STORE_RELAXED_U64(&cr.ring->tail, idx + 1);
 		a.rings[ri].tail = idx + 1;
 		cc->dirty = 1;
 		cc->empty = 0;
 		cc->sleep_ns = GI_IDLE_MIN_SLEEP_NS;
 	}
-	GI_CTA_STEP(GI_STEP_END);
-	if (timing) { /* mirrored with the next batch's counters (or the idle mirror) */
+	gi_cta_mark(&be, GI_STEP_END);
+	if (be.timing) { /* mirrored with the next batch's counters (or the idle mirror) */
 		ctr->step_batches++;
 		cc->t_done = cc->t_mark;
 	}
-#undef GI_CTA_STEP
 }
 
 /* Every thread: timeouts (or the final flush) of the group's streams, then mirror everything (ctr: the counters). */

@@ -210,14 +210,15 @@ void gi_executor_set_paused(struct gi_executor *ex, int paused);
  * Run every packet of one slot through the bodies on the calling thread —
  * the host backend's unit of work, exposed for unit tests and benchmarks.
  * gi_exec_slot_host() is the serial reference path; gi_exec_slot_phased()
- * the phased executor on one worker, with a scratch of
+ * the batch's trip (trip.h) on one worker, with a scratch of
  * gi_batch_scratch_bytes(max_pkts) bytes (8-byte aligned); `owner` is the
- * worker's group (GI_GROUP_ANY: it owns every stream).
+ * worker's group and `streams` its n_streams streams (GI_GROUP_ANY and
+ * NULL: it owns every stream of ctx).
  */
 void gi_exec_slot_host(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, struct gi_batch_slot *slot,
 		       uint32_t max_pkts, uint32_t split, uint64_t now);
 void gi_exec_slot_phased(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, uint32_t owner,
-			 struct gi_batch_slot *slot, uint32_t max_pkts, uint32_t split, uint64_t now,
-			 struct gi_batch_hdr *scratch);
+			 const uint16_t *streams, uint32_t n_streams, struct gi_batch_slot *slot, uint32_t max_pkts,
+			 uint32_t split, uint64_t now, struct gi_batch_hdr *scratch);
 
 #endif /* GI_EXECUTOR_H */

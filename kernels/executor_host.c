@@ -18,6 +18,7 @@
 #include "phase_parse.h"
 #include "phase_place.h"
 #include "phase_sequence.h"
+#include "trip.h"
 
 /* ---- one batch on one worker ------------------------------------------------ */
 
@@ -39,20 +40,30 @@ void gi_exec_slot_host(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, st
 	GI_COUNTER_ADD(&ctr->batches, 1);
 }
 
-void gi_exec_slot_phased(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, uint32_t owner,
-			 struct gi_batch_slot *slot, uint32_t max_pkts, uint32_t split, uint64_t now,
-			 struct gi_batch_hdr *h)
-{
-	uint32_t more;
+/* The batch's trip (trip.h) on one worker: each step's one worker, then the next step. */
+#define GI_TRIP_FN static inline void host_trip
+#define GI_TRIP_BE void
+#define GI_TRIP_FOR(step, w, nw) for (uint32_t w = 0, nw = 1; w < nw; w++)
+#define GI_TRIP_PLACE_FOR(w, nw, lane, nlanes) for (uint32_t w = 0, nw = 1, lane = 0, nlanes = 1; w < nw; w++)
+#define GI_TRIP_ONE if (1)
+#define GI_TRIP_BARRIER() do { } while (0)
+#define GI_TRIP_ALL(x) (x)
+#define GI_TRIP_ANY(x) (x)
+#define GI_TRIP_SCAN_RANKS(t, be) \
+	((t)->n_streams == 1 ? gi_solo_scan_serial((t)->h) : gi_scan_ranks_serial((t)->ctx, (t)->h), 1u)
+#define GI_TRIP_SCAN_STARTS(t, be) gi_solo_frames_serial((t)->h, (t)->max_pkts)
+#define GI_TRIP_MARK(step) do { } while (0)
+#include "trip_body.h"
 
+void gi_exec_slot_phased(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, uint32_t owner,
+			 const uint16_t *streams, uint32_t n_streams, struct gi_batch_slot *slot, uint32_t max_pkts,
+			 uint32_t split, uint64_t now, struct gi_batch_hdr *h)
+{
 	gi_batch_begin(h, GI_MIN(slot->n_pkts, max_pkts));
-	gi_phase_parse(ctx, owner, slot, max_pkts, split, h, 1, 0, 1);
-	do {
-		more = gi_phase_sequence_all(ctx, h, max_pkts, now);
-		gi_phase_place(ctx, slot, max_pkts, split, h, 0, 1, 0, 1);
-		gi_phase_commit_all(ctx, h, max_pkts);
-		h->round++;
-	} while (more);
+	struct gi_trip t = { .ctx = ctx, .slot = slot, .h = h, .streams = streams,
+			     .n_streams = streams ? n_streams : ctx->n_streams, .owner = owner, .max_pkts = max_pkts,
+			     .split = split, .t8 = NULL, .now = now, .icrc_inline = 1, .late_next = 0 };
+	host_trip(&t, NULL);
 	gi_batch_end(h, ctr);
 }
 
@@ -105,8 +116,9 @@ static uint32_t worker_serve(struct gi_exec_worker *w)
 			if (ex->conf.pipeline == GI_PIPE_SERIAL)
 				gi_exec_slot_host(ex->conf.ctx, &w->ctr, slot, ring->max_pkts, ring->split, t0);
 			else
-				gi_exec_slot_phased(ex->conf.ctx, &w->ctr, w->owner, slot, ring->max_pkts, ring->split, t0,
-						    w->scratch);
+				gi_exec_slot_phased(ex->conf.ctx, &w->ctr, w->owner,
+						    w->owner == GI_GROUP_ANY ? NULL : w->streams, w->n_streams, slot,
+						    ring->max_pkts, ring->split, t0, w->scratch);
 			uint64_t t1 = gi_now_ns();
 			gi_hist_observe(&w->ctr.batch_latency, t1 > slot->t_publish_ns ? t1 - slot->t_publish_ns : 0);
 			gi_hist_observe(&w->ctr.batch_service, t1 - t0);

@@ -16,14 +16,10 @@
 
 GI_EXTERN_C_BEGIN
 
-/* Host form: the streams gi_phase_sequence_all() listed. */
-GI_HD static inline void gi_phase_commit_all(struct gi_exec_ctx *ctx, struct gi_batch_hdr *h, uint32_t max_pkts)
+/* Stream si's round (trip.h: a worker per stream); late_next: the batch's end moves next_frame. */
+GI_HD static inline void gi_phase_commit_stream(struct gi_exec_ctx *ctx, uint32_t si, int late_next)
 {
-	uint16_t *touched = gi_batch_touched(h, max_pkts);
-
-	for (uint32_t k = 0; k < h->n_touched; k++)
-		gi_stream_make_visible(&ctx->streams[touched[k]], 0);
-	h->n_touched = 0;
+	gi_stream_make_visible(&ctx->streams[si], late_next);
 }
 
 GI_EXTERN_C_END

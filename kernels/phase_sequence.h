@@ -42,10 +42,14 @@
  * the serial way in the next round.  tests/unit/test_phased.c and every
  * fixture batch (exec_fixture.h) compare both with the serial path.
  *
- * The host (one worker) does 2a in one pass in batch order, carrying each
- * stream's previous record in the stream (run_last); the GPU does it with
- * a thread per record, each finding its predecessor and rank by scanning
- * the records before it (shared memory), then a barrier, then the links.
+ * Every backend runs these as the steps of the batch's trip (trip.h): 2a
+ * with a worker per record (gi_phase_run_place, then gi_phase_run_link),
+ * each record's rank and predecessor from a scan before it (the host: one
+ * pass, any streams, gi_scan_ranks_serial; the GPU: a block scan when the
+ * group has one stream, else each record looks back over the records
+ * before it in shared memory); 2b with a worker per stream
+ * (gi_phase_sequence_stream), or per frame for a group of one stream
+ * (gi_solo_commit, below).
  */
 #ifndef GI_PHASE_SEQUENCE_H
 #define GI_PHASE_SEQUENCE_H
@@ -404,6 +408,32 @@ GI_HD static inline void gi_solo_scan_serial(struct gi_batch_hdr *h)
 	h->ranked = 1;
 }
 
+/*
+ * Every parsed record's rank and predecessor among its stream's, by one
+ * worker in one pass, however many streams (the host's scan: it spares
+ * gi_phase_run_place() the look back over the records before each, which
+ * the GPU's threads do side by side); each stream's last record so far in
+ * its run_last.
+ */
+GI_HD static inline void gi_scan_ranks_serial(struct gi_exec_ctx *ctx, struct gi_batch_hdr *h)
+{
+	struct gi_rec *rec = gi_batch_recs(h);
+
+	for (uint32_t i = 0; i < h->n; i++)
+		if (rec[i].state == GI_REC_PARSED)
+			ctx->streams[rec[i].stream].run_last = GI_REC_NONE;
+	for (uint32_t i = 0; i < h->n; i++) {
+		struct gi_rec *r = &rec[i];
+		if (r->state != GI_REC_PARSED)
+			continue;
+		struct gi_stream_rt *st = &ctx->streams[r->stream];
+		r->prev = (uint16_t)st->run_last;
+		r->rank = (uint16_t)(st->run_last == GI_REC_NONE ? 0 : rec[st->run_last].rank + 1);
+		st->run_last = i;
+	}
+	h->ranked = 1;
+}
+
 /* Is record r the first of its frame in the run?  (After 2a.) */
 GI_HD static inline uint32_t gi_solo_starts_frame(const struct gi_rec *rec, const struct gi_rec *r)
 {
@@ -587,51 +617,6 @@ GI_HD static inline uint32_t gi_phase_sequence_stream(struct gi_exec_ctx *ctx, u
 		return gi_seq_fast_commit(st, h, si, now);
 	}
 	return gi_phase_sequence_serial(ctx, si, h, now);
-}
-
-/*
- * Host form, one worker: 2a in one pass in batch order, then 2b per stream
- * touched (in the order of their first record; streams are independent).
- * The streams it put in deferred mode are listed in touched[] for phase 4.
- * Returns 1 when a stream stalled.
- */
-GI_HD static inline uint32_t gi_phase_sequence_all(struct gi_exec_ctx *ctx, struct gi_batch_hdr *h, uint32_t max_pkts,
-						   uint64_t now)
-{
-	struct gi_rec *rec = gi_batch_recs(h);
-	uint16_t *touched = gi_batch_touched(h, max_pkts);
-	uint32_t more = 0;
-
-	for (uint32_t i = 0; i < h->n; i++) {
-		struct gi_rec *r = &rec[i];
-		if (r->state == GI_REC_PLACE) /* copied in the previous round */
-			r->state = GI_REC_DONE;
-		if (r->state != GI_REC_PARSED && r->state != GI_REC_LOCATED)
-			continue;
-		struct gi_stream_rt *st = &ctx->streams[r->stream];
-		if (!st->defer) {
-			gi_phase_sequence_begin(st);
-			touched[h->n_touched++] = r->stream;
-			st->run_ok = h->round == 0;
-			st->run_last = GI_REC_NONE;
-		}
-		if (!st->run_ok)
-			continue;
-		struct gi_rec *p = st->run_last == GI_REC_NONE ? NULL : &rec[st->run_last];
-		r->rank = (uint16_t)(p ? p->rank + 1 : 0);
-		st->run_ok = gi_seq_fast_place(st, r, r->rank) && gi_seq_fast_link(st, r, p);
-		st->run_last = i;
-	}
-	for (uint32_t k = 0; k < h->n_touched; k++) {
-		uint32_t si = touched[k];
-		struct gi_stream_rt *st = &ctx->streams[si];
-		if (st->run_ok) {
-			more |= gi_seq_fast_commit(st, h, si, now);
-			h->runs++;
-		} else
-			more |= gi_phase_sequence_serial(ctx, si, h, now);
-	}
-	return more;
 }
 
 GI_EXTERN_C_END

@@ -1317,6 +1317,15 @@ struct emu_launch {
 	struct emu_tctx *threads;
 };
 
+/*
+ * A generation word, read under its block's mutex: atomically all the same,
+ * since a faulting thread's wake_block() touches it without the mutex.
+ */
+static inline uint32_t gen_now(const uint32_t *gen)
+{
+	return __atomic_load_n(gen, __ATOMIC_RELAXED);
+}
+
 static void wake_block(struct emu_block *b)
 {
 	__atomic_fetch_add(&b->gen, 0, __ATOMIC_ACQ_REL); /* waiters re-check the fault after any wake */
@@ -1421,7 +1430,7 @@ static uint32_t lanes_at_barrier(struct emu_block *b, uint32_t w, uint32_t self)
 {
 	uint32_t at = 0;
 	for (uint32_t l = 0; l < 32 && w * 32 + l < b->n; l++)
-		if (w * 32 + l != self && block_thread(b, w * 32 + l)->bar_wait == b->gen + 1)
+		if (w * 32 + l != self && block_thread(b, w * 32 + l)->bar_wait == gen_now(&b->gen) + 1)
 			at |= 1u << l;
 	return at;
 }
@@ -1469,10 +1478,10 @@ static int op_syncthreads_count(struct gi_emu_thread *t, int pred, const struct 
 		rule_broken(b, tc,
 			    "threads meet at different barriers: thread %u at " SITE_FMT ", thread %u at " SITE_FMT
 			    " (barrier %u of the block)",
-			    b->bar_first, SITE_ARGS(&b->bar_at), me, SITE_ARGS(at), b->gen);
+			    b->bar_first, SITE_ARGS(&b->bar_at), me, SITE_ARGS(at), gen_now(&b->gen));
 	}
 	b->acc += pred;
-	my = b->gen;
+	my = gen_now(&b->gen);
 	if (++b->arrived == b->live) {
 		r = b->result[my & 1] = b->acc;
 		b->blocked -= b->arrived - 1;
@@ -1548,7 +1557,7 @@ static void op_warp_collect(struct gi_emu_thread *t, uint32_t mask, uint64_t min
 	}
 	w->vals[t->lane] = mine;
 	w->arrived |= bit;
-	uint32_t my = w->gen;
+	uint32_t my = gen_now(&w->gen);
 	if (w->arrived == mask) {
 		uint32_t others = (uint32_t)__builtin_popcount(mask) - 1;
 		memcpy(w->snap, w->vals, sizeof(w->snap));

@@ -34,6 +34,7 @@
 #include "kernels/phase_parse.h"
 #include "kernels/phase_place.h"
 #include "kernels/phase_sequence.h"
+#include "kernels/trip.h"
 
 #define EXF_MAX_STREAMS 4
 #define EXF_PKT_MAX 2048 /* bytes per queued packet buffer (= TP_MAX) */
@@ -241,16 +242,54 @@ static inline void exf_free(struct exec_fixture *f)
 }
 
 /*
- * One slot through the phases, split among workers as the GPU's CTA splits
- * them (a thread per record, per stream, a warp per payload), each worker
- * played in turn between the barriers: the GPU form of every phase, on the
- * host.  kernels/exec_cuda.cu runs the same calls.
+ * One slot through the batch's trip (kernels/trip.h), split among workers
+ * as the GPU's CTA splits them (a worker per record, per stream, a warp per
+ * payload), each worker played in turn between the barriers: the GPU form
+ * of every step, on the host.  kernels/exec_cuda.cu runs the same trip
+ * (trip_body.h) with its CTA's threads.
  */
+static inline uint32_t exf_trip_workers(enum gi_step s)
+{
+	switch (s) {
+	case GI_STEP_PARSE: return 5;
+	case GI_STEP_ICRC: return 3; /* a worker per pending ICRC, slice-by-8 */
+	case GI_STEP_RUN: return 4;
+	case GI_STEP_SEQUENCE: return 5; /* the bits of one stream's run; or a worker per stream */
+	case GI_STEP_VERIFY: return 5; /* each frame's CRC in five slices */
+	default: return 2;
+	}
+}
+
+#define GI_TRIP_FN static inline void exf_trip
+#define GI_TRIP_BE void
+#define GI_TRIP_FOR(step, w, nw) for (uint32_t w = 0, nw = exf_trip_workers(step); w < nw; w++)
+#define GI_TRIP_PLACE_FOR(w, nw, lane, nlanes) /* three warps, each playing its 32 lanes */ \
+	for (uint32_t w = 0, nw = 3, lane = 0, nlanes = 32; w < nw; w++)
+#define GI_TRIP_ONE if (1)
+#define GI_TRIP_BARRIER() do { } while (0)
+#define GI_TRIP_ALL(x) (x)
+#define GI_TRIP_ANY(x) (x)
+/* as the GPU: one stream's ranks by a scan (there: ballots, exec_cuda.cu gi_cta_scan), the others' by 2a */
+#define GI_TRIP_SCAN_RANKS(t, be) ((t)->n_streams == 1 ? (gi_solo_scan_serial((t)->h), 1u) : 0u)
+#define GI_TRIP_SCAN_STARTS(t, be) gi_solo_frames_serial((t)->h, (t)->max_pkts)
+#define GI_TRIP_MARK(step) do { } while (0)
+#include "kernels/trip_body.h"
+#undef GI_TRIP_FN
+#undef GI_TRIP_BE
+#undef GI_TRIP_FOR
+#undef GI_TRIP_PLACE_FOR
+#undef GI_TRIP_ONE
+#undef GI_TRIP_BARRIER
+#undef GI_TRIP_ALL
+#undef GI_TRIP_ANY
+#undef GI_TRIP_SCAN_RANKS
+#undef GI_TRIP_SCAN_STARTS
+#undef GI_TRIP_MARK
+
 static inline void exf_phases_gpu_form(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr,
 				       struct gi_batch_slot *slot, uint32_t max_pkts, uint32_t split, uint64_t now,
 				       struct gi_batch_hdr *h)
 {
-	uint32_t more, run = 1, solo = ctx->n_streams == 1; /* one stream: the CTA's per-frame 2b */
 	static uint32_t t8[8 * 256]; /* the CTA's slice-by-8 CRC tables (shared memory there) */
 
 	if (t8[256] == 0) {
@@ -259,44 +298,10 @@ static inline void exf_phases_gpu_form(struct gi_exec_ctx *ctx, struct gi_exec_c
 			gi_crc32_t8_row(t8, row, 0, 1);
 	}
 	gi_batch_begin(h, GI_MIN(slot->n_pkts, max_pkts));
-	for (uint32_t k = 0; k < 5; k++) /* rocev2 ICRCs left pending, as on the GPU */
-		gi_phase_parse(ctx, GI_GROUP_ANY, slot, max_pkts, split, h, 0, k, 5);
-	for (uint32_t k = 0; k < 3; k++) /* 1b: a worker per pending ICRC, slice-by-8 */
-		gi_phase_icrc(slot, max_pkts, split, h, k, 3, t8);
-	if (solo)
-		gi_solo_scan_serial(h); /* the GPU: ballots (exec_cuda.cu gi_cta_scan) */
-	for (uint32_t k = 0; k < 4; k++) /* 2a: place every record, then (a barrier) link */
-		gi_phase_run_place(ctx, h, k, 4);
-	for (uint32_t k = 0; k < 3; k++)
-		run &= gi_phase_run_link(ctx, h, k, 3);
-	if (solo && run)
-		gi_solo_frames_serial(h, max_pkts);
-	do {
-		more = 0;
-		if (solo && run && h->round == 0) {
-			gi_phase_sequence_begin(&ctx->streams[0]);
-			more = gi_solo_commit(&ctx->streams[0], h, max_pkts, now);
-			h->runs++;
-			for (uint32_t k = 0; k < 5; k++)
-				gi_phase_solo_place(ctx, h, k, 5);
-		} else {
-			for (uint32_t s = 0; s < ctx->n_streams; s++)
-				more |= gi_phase_sequence_stream(ctx, s, h, now);
-		}
-		for (uint32_t k = 0; k < 3; k++) /* three warps, each playing its 32 lanes */
-			gi_phase_place(ctx, slot, max_pkts, split, h, k, 3, 0, 32);
-		for (uint32_t s = 0; s < ctx->n_streams; s++) { /* frame CRCs: five workers' slices each */
-			struct gi_stream_rt *st = &ctx->streams[s];
-			if (st->defer && st->pend_n && gi_stream_verifies(st)) {
-				for (uint32_t k = 0; k < 5; k++)
-					gi_stream_pending_pass(st, 2, k, 5, t8);
-				st->crc_parts = 1;
-			}
-		}
-		for (uint32_t s = 0; s < ctx->n_streams; s++)
-			gi_stream_make_visible(&ctx->streams[s], 1);
-		h->round++;
-	} while (more);
+	struct gi_trip t = { .ctx = ctx, .slot = slot, .h = h, .streams = NULL, .n_streams = ctx->n_streams,
+			     .owner = GI_GROUP_ANY, .max_pkts = max_pkts, .split = split, .t8 = t8, .now = now,
+			     .icrc_inline = 0, .late_next = 1 };
+	exf_trip(&t, NULL);
 	gi_batch_end(h, ctr);
 	for (uint32_t s = 0; s < ctx->n_streams; s++) /* next_frame at the batch's end, as the GPU moves it */
 		gi_stream_publish_next(&ctx->streams[s], 0);
@@ -315,7 +320,7 @@ static inline void flush_batch(struct exec_fixture *f)
 			exf_phases_gpu_form(&f->twin->ctx, &f->twin->ctr, s, f->conf.maxb, f->conf.split ? 1 : 0, f->now,
 					    f->twin_scratch);
 		else
-			gi_exec_slot_phased(&f->twin->ctx, &f->twin->ctr, GI_GROUP_ANY, s, f->conf.maxb,
+			gi_exec_slot_phased(&f->twin->ctx, &f->twin->ctr, GI_GROUP_ANY, NULL, 0, s, f->conf.maxb,
 					    f->conf.split ? 1 : 0, f->now, f->twin_scratch);
 		f->twin_stalls += f->twin_scratch->round > 1;
 		f->twin_runs += f->twin_scratch->runs;

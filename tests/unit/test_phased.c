@@ -537,12 +537,16 @@ static void test_start_visible_with_next_frame(void **state)
 	struct gi_exec_ctx *ctx = &f->twin->ctx;
 	const struct gi_frame_ring_hdr *ring = f->twin->st[S_SEQ].ring;
 	gi_batch_begin(h, f->n);
-	gi_phase_parse(ctx, GI_GROUP_ANY, slot, MAXB, 0, h, 1, 0, 1);
-	assert_int_equal(gi_phase_sequence_all(ctx, h, MAXB, f->now), 0);
-	gi_phase_place(ctx, slot, MAXB, 0, h, 0, 1, 0, 1);
-	assert_int_equal(ring->started, 0); /* phases 2-3 done, nothing visible yet */
+	/* the trip with next_frame left to the batch's end, as on the GPU: every step done, the
+	 * frames' seqlock words even, but neither next_frame nor started moved */
+	struct gi_trip t = { .ctx = ctx, .slot = slot, .h = h, .streams = NULL, .n_streams = ctx->n_streams,
+			     .owner = GI_GROUP_ANY, .max_pkts = MAXB, .split = 0, .t8 = NULL, .now = f->now,
+			     .icrc_inline = 1, .late_next = 1 };
+	exf_trip(&t, NULL);
+	assert_int_equal(ring->started, 0);
 	assert_int_equal(ring->next_frame, 0);
-	gi_phase_commit_all(ctx, h, MAXB);
+	for (uint32_t s = 0; s < ctx->n_streams; s++)
+		gi_stream_publish_next(&ctx->streams[s], 0);
 	assert_int_equal(ring->started, 1);
 	assert_int_equal(ring->first_frame, 5 - (WINDOW - 1));
 	assert_int_equal(ring->next_frame, f->twin->st[S_SEQ].next_pub); /* frame 6 pushed the window to 4 */
