@@ -69,7 +69,7 @@ PROBES = ["probe_parse", "probe_scan", "probe_run_place", "probe_run_link", "pro
 
 # The steps of a batch (kernels/steps.h, in order): what gpu_exec_bench
 # --steps measures and predict() returns.
-STEPS = ["poll", "stage", "parse", "icrc", "scan", "run", "sequence", "place", "verify", "commit", "end"]
+STEPS = ["poll", "stage", "parse", "icrc", "scan", "run", "sequence", "place", "verify", "tensor", "commit", "end"]
 
 # Calibration: three H200 step tables (one CTA, 256 threads, custom format,
 # 64-packet frames; µs per batch): the first GPU run's (shared/gpu/
@@ -346,6 +346,7 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
     t["place"] = rounds * (CAL["place_round"] + max(groups * g["l2"] + chunks * CAL["chunk_issue"],
                                                     lines * CAL["place_line"]))
     t["verify"] = 0.0                             # custom format: no sender CRC
+    t["tensor"] = 0.0                             # no tensor: block (the measured tables have none)
     t["commit"] = CAL["commit"] + busy * st["commit_fences"] * fence_host + frames * scaled(
         pc, CAL["commit_frame"], "probe_make_visible")
     t["end"] = CAL["end"] + fence_host
@@ -371,7 +372,7 @@ def calibration(pc):
             p = predict(g, pc, rings, payload, batch, code=code)
             cells = []
             for k in STEPS:
-                mv, pv = meas[k], p["steps_us"][k]
+                mv, pv = meas.get(k, 0.0), p["steps_us"][k]   # tables from before a step existed: 0
                 cells.append("%.1f / %.1f" % (mv, pv))
                 if mv > 0.5:
                     worst = max(worst, abs(pv - mv) / mv)

@@ -39,6 +39,16 @@
 
 #define FRAME_OVERRUN 0x1u         /* gic_frame.flags_: already counted as an overrun */
 
+/* consumer.h's enum gic_dtype is the ring's (kernels/tensor.h) */
+_Static_assert((int)GIC_DTYPE_U8 == (int)GI_DT_U8 && (int)GIC_DTYPE_I8 == (int)GI_DT_I8 && (int)GIC_DTYPE_U16 == (int)GI_DT_U16 &&
+		       (int)GIC_DTYPE_I16 == (int)GI_DT_I16 && (int)GIC_DTYPE_U32 == (int)GI_DT_U32 && (int)GIC_DTYPE_I32 == (int)GI_DT_I32 &&
+		       (int)GIC_DTYPE_F16 == (int)GI_DT_F16 && (int)GIC_DTYPE_BF16 == (int)GI_DT_BF16 && (int)GIC_DTYPE_F32 == (int)GI_DT_F32 &&
+		       (int)GIC_DTYPE_CF16 == (int)GI_DT_CF16 && (int)GIC_DTYPE_CF32 == (int)GI_DT_CF32 &&
+		       GIC_TENSOR_DIMS == GI_FRAME_TENSOR_DIMS,
+	       "dtype numbers");
+/* the ABI: the tensor's words took the frame's and the info's reserved ones, sizes unchanged */
+_Static_assert(sizeof(struct gic_frame) == 192 && sizeof(struct gic_ring_info) == 432, "gic_frame/gic_ring_info ABI");
+
 struct gic_ring {
 	int fd;
 	size_t len;
@@ -201,6 +211,21 @@ static void open_wake(struct gic_ring *r, const struct gi_frame_ring_hdr *h)
 	close(fd);
 }
 
+/* The ring's tensor record: none, or a shape whose elements fill `bytes` at the slot's tensor offset. */
+static bool tensor_ok(const struct gi_frame_tensor *t, uint32_t packets, uint32_t payload_bytes)
+{
+	if (t->dtype == GI_DT_NONE)
+		return t->bytes == 0;
+	if (t->dtype >= GI_DT__COUNT || t->ndim < 1 || t->ndim > GI_FRAME_TENSOR_DIMS ||
+	    t->off != gi_frame_tensor_off(packets, payload_bytes))
+		return false;
+	uint64_t n = gi_tensor_value_bytes(t->dtype) * (gi_tensor_dtype_complex(t->dtype) ? 2u : 1u);
+	for (uint32_t d = 0; d < t->ndim; d++)
+		if (t->shape[d] == 0 || t->shape[d] > UINT32_MAX || __builtin_mul_overflow(n, t->shape[d], &n))
+			return false;
+	return n == t->bytes;
+}
+
 /*
  * One attempt: 1 open, 0 not there yet (absent, still being sized or
  * initialised), -errno for what waiting will not fix.
@@ -233,11 +258,16 @@ static int try_open(struct gic_ring *r, const char *shm, const char *stream, cha
 			shm, h.version, h.hdr_bytes, GI_FRAME_VERSION, sizeof(h));
 		return -EPROTO;
 	}
-	uint64_t want_stride = h.payload_in_device ? gi_frame_meta_stride(h.packets_per_frame)
-						   : gi_frame_slot_stride(h.packets_per_frame, h.payload_bytes);
+	const uint64_t full_stride = gi_frame_slot_stride_t(h.packets_per_frame, h.payload_bytes, h.tensor.bytes);
+	uint64_t want_stride = h.payload_in_device ? gi_frame_meta_stride(h.packets_per_frame) : full_stride;
+	if (!tensor_ok(&h.tensor, h.packets_per_frame, h.payload_bytes)) {
+		set_err(err, err_len, "%s: inconsistent tensor record (dtype %u, %u dimensions, %llu bytes)", shm,
+			h.tensor.dtype, h.tensor.ndim, (unsigned long long)h.tensor.bytes);
+		return -EPROTO;
+	}
 	if (h.n_slots == 0 || h.packets_per_frame == 0 || h.packets_per_frame > GI_FRAME_MAX_PACKETS ||
 	    h.bitmap_words != gi_frame_bitmap_words(h.packets_per_frame) || h.slot_stride != want_stride ||
-	    (h.payload_in_device && h.dev_slot_stride != gi_frame_slot_stride(h.packets_per_frame, h.payload_bytes)) ||
+	    (h.payload_in_device && h.dev_slot_stride != full_stride) ||
 	    h.payload_off != gi_frame_payload_off(h.packets_per_frame) || h.payload_bytes == 0 ||
 	    h.frame_bytes > (uint64_t)h.packets_per_frame * h.payload_bytes ||
 	    /* the last data packet may be short, and a frame-end packet of its own carries no data */
@@ -260,7 +290,7 @@ static int try_open(struct gic_ring *r, const char *shm, const char *stream, cha
 		return -ENOENT;
 	}
 	uint64_t need = h.payload_in_device ? gi_frame_mirror_bytes(h.n_slots, h.packets_per_frame)
-					    : gi_frame_ring_bytes(h.n_slots, h.packets_per_frame, h.payload_bytes);
+					    : gi_frame_ring_bytes_of(&h);
 	if ((uint64_t)sb.st_size < need) {
 		set_err(err, err_len, "%s: %lld bytes, its header needs %llu", shm, (long long)sb.st_size,
 			(unsigned long long)need);
@@ -294,6 +324,10 @@ static int try_open(struct gic_ring *r, const char *shm, const char *stream, cha
 	in->cuda_device = -1;
 	if (h.payload_in_device)
 		memcpy(in->pci_bus_id, h.dev_pci_bus_id, sizeof(in->pci_bus_id) - 1);
+	in->tensor_dtype = h.tensor.dtype;
+	in->tensor_ndim = h.tensor.dtype ? h.tensor.ndim : 0;
+	for (uint32_t d = 0; d < in->tensor_ndim; d++)
+		in->tensor_shape[d] = (uint32_t)h.tensor.shape[d];
 	open_wake(r, &h);
 	in->wake = r->wake != NULL;
 	if (h.payload_in_device) {
@@ -570,6 +604,15 @@ static int read_frame(struct gic_ring *r, struct gic_frame *f)
 		f->dev_ptr = r->dev_base + gi_frame_dev_payload_off(h, fr);
 	else
 		f->data = gi_frame_payload(h, s);
+	if (r->info.tensor_dtype) {
+		f->tensor_dtype = (uint16_t)r->info.tensor_dtype;
+		f->tensor_ndim = (uint16_t)r->info.tensor_ndim;
+		f->tensor_shape = r->info.tensor_shape;
+		if (r->dev_base)
+			f->tensor_dev_ptr = r->dev_base + gi_frame_dev_tensor_off(h, fr);
+		else
+			f->tensor = (const uint8_t *)s + h->tensor.off;
+	}
 	f->seq_ = seq;
 	count_state(&r->st, f->state, 1);
 	return 1;

@@ -40,6 +40,19 @@ static void key_value(const struct gi_key *k, const char *p, char *buf, size_t l
 		break;
 	case GI_K_ENUM: snprintf(buf, len, "%s", gi_cfg_enum_name(k->enums, (int)load_int(p, k->size))); break;
 	case GI_K_BOOL: snprintf(buf, len, "%s", *(const bool *)p ? "true" : "false"); break;
+	case GI_K_INTLIST: {
+		size_t used = 0;
+		for (size_t i = 0; i < k->size / sizeof(uint64_t) && used < len; i++) {
+			uint64_t v;
+			memcpy(&v, p + i * sizeof(v), sizeof(v));
+			if (i && !v)
+				break; /* past the list's items (0 is never one: min >= 1) */
+			used += (size_t)snprintf(buf + used, len - used, "%s%" PRIu64, i ? ", " : "[", v);
+		}
+		if (used < len)
+			snprintf(buf + used, len - used, "]");
+		break;
+	}
 	default: snprintf(buf, len, "'%s'", p); break;
 	}
 }

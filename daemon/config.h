@@ -20,6 +20,7 @@
 #include "kernels/executor.h"
 #include "kernels/fmt_custom.h"
 #include "kernels/fmt_rocev2.h"
+#include "kernels/tensor.h"
 #include "pmd_glue/log.h"
 #include "pmd_glue/mem.h"
 
@@ -124,6 +125,22 @@ struct gi_cfg_rocev2 {
 	int frame_crc;               /* profile hsb: verify | ignore (default): check frames against the record */
 };
 
+/* tensor: (optional): the frame as a typed tensor, kernels/tensor.h */
+#define GI_CFG_TENSOR_DIMS 4
+struct gi_cfg_tensor {
+	bool given;
+	int sample;                  /* enum gi_tensor_sample, required */
+	int big;                     /* byteorder: big (default, 1) | little (0) */
+	uint64_t shape[GI_CFG_TENSOR_DIMS]; /* samples per frame, row-major, required */
+	uint32_t n_shape;
+	int to;                      /* enum gi_tensor_dtype; same (GI_DT_NONE, default): the sample's own type */
+	char scale[32];              /* a float, default 1 */
+	char offset[32];             /* a float, default 0 */
+	int missing;                 /* enum gi_tensor_missing: zero (default) | nan | keep */
+	uint32_t dtype;              /* resolved by the cross-check: `to`, or the sample's own type */
+	double scale_v, offset_v;    /* ... and scale, offset as numbers */
+};
+
 struct gi_cfg_stream {
 	char name[GI_NAME_MAX];
 	char port[GI_NAME_MAX];
@@ -146,6 +163,7 @@ struct gi_cfg_stream {
 	/* format rocev2 only (README "Sensor format rocev2") */
 	uint32_t rocev2_dst_qp;      /* match.dst_qp [0, 2^24 - 1], required with rocev2; UINT32_MAX = not given */
 	struct gi_cfg_rocev2 rocev2; /* rocev2:, optional */
+	struct gi_cfg_tensor tensor; /* tensor:, optional */
 	int line;
 };
 

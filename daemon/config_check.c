@@ -493,6 +493,7 @@ void gi_cfg_cross_check(struct gi_ctx *c, struct gi_config *cfg)
 	check_streams(c, cfg);
 	gi_cfg_check_vita49(c, cfg);
 	gi_cfg_check_custom(c, cfg);
+	gi_cfg_check_tensor(c, cfg);
 	gi_cfg_check_rocev2(c, cfg);
 	check_split_headers(c, cfg);
 }

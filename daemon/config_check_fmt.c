@@ -330,3 +330,100 @@ void gi_cfg_check_custom(struct gi_ctx *c, struct gi_config *cfg)
 		}
 	}
 }
+
+/* ---- tensor: (any format) ---------------------------------------------------- */
+
+static void err_tensor(struct gi_ctx *c, uint32_t i, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void err_tensor(struct gi_ctx *c, uint32_t i, const char *key, const char *fmt, ...)
+{
+	char path[GI_PATH_BUF], msg[GI_PATH_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	gi_cfg_fmt_path(path, sizeof(path), "streams[%u].tensor.%s", i, key);
+	gi_cfg_err_at(c, gi_cfg_mark_of(gi_cfg_node_at(c, "%s", path)), path, "%s", msg);
+}
+
+static const char *tensor_to_name(uint32_t dt)
+{
+	return gi_cfg_enum_name(gi_cfg_tensor_tos, (int)dt);
+}
+
+/*
+ * The combination no single key can see: sample and type, the shape
+ * against frame.bytes, a RAW row of whole groups.  Resolves dtype, scale_v
+ * and offset_v.
+ */
+void gi_cfg_check_tensor(struct gi_ctx *c, struct gi_config *cfg)
+{
+	static const char *const sample_names[GI_TS__COUNT] = {
+		"?", "u8", "u16", "i16", "u32", "i32", "f32", "ci8", "ci16", "raw10", "raw12",
+	};
+
+	for (uint32_t i = 0; i < cfg->n_streams; i++) {
+		struct gi_cfg_tensor *t = &cfg->streams[i].tensor;
+		if (!t->given || t->sample <= GI_TS_NONE || t->sample >= GI_TS__COUNT || !t->n_shape)
+			continue; /* not given, or the walker has said what is wrong */
+		const char *sn = sample_names[t->sample];
+		const int cplx = gi_tensor_sample_complex((uint32_t)t->sample);
+		const int raw = t->sample == GI_TS_RAW10 || t->sample == GI_TS_RAW12;
+		t->scale_v = strtod(t->scale, NULL);
+		t->offset_v = strtod(t->offset, NULL);
+		t->dtype = t->to == GI_DT_NONE ? gi_tensor_same_dtype((uint32_t)t->sample) : (uint32_t)t->to;
+
+		if (t->to == GI_DT_NONE && raw)
+			err_tensor(c, i, "to", "same: %s packs its pixels and has no type of its own (allowed: u16, f32, "
+				   "f16, bf16)", sn);
+		else if (cplx && !gi_tensor_dtype_complex(t->dtype) && t->to != GI_DT_NONE)
+			err_tensor(c, i, "to", "%s: the complex sample %s cannot become a real type (allowed: same, cf32, "
+				   "cf16)", tensor_to_name(t->dtype), sn);
+		else if (!cplx && gi_tensor_dtype_complex(t->dtype))
+			err_tensor(c, i, "to", "%s: the real sample %s cannot become a complex type (allowed: same, f32, "
+				   "f16, bf16%s)", tensor_to_name(t->dtype), sn,
+				   t->sample == GI_TS_U8 || t->sample == GI_TS_U16 || raw ? ", u16" : "");
+		else if (t->dtype == GI_DT_U16 && t->to != GI_DT_NONE && t->sample != GI_TS_U8 &&
+			 t->sample != GI_TS_U16 && !raw)
+			err_tensor(c, i, "to", "u16: only unsigned samples of 16 bits or fewer widen to u16, not %s "
+				   "(allowed: same, f32, f16, bf16)", sn);
+		if (t->to == GI_DT_NONE && (t->scale_v != 1.0 || t->offset_v != 0.0))
+			err_tensor(c, i, t->scale_v != 1.0 ? "scale" : "offset",
+				   "to: same only types the bytes (allowed: scale 1 and offset 0, or a conversion such "
+				   "as to: f32)");
+		if (t->missing == GI_TM_NAN && !gi_tensor_dtype_float(t->dtype))
+			err_tensor(c, i, "missing", "nan: the tensor's type %s has no NaN (allowed: zero, keep)",
+				   t->to == GI_DT_NONE ? sn : tensor_to_name(t->dtype));
+
+		/* the shape: whole groups in a row, and exactly the frame's bytes */
+		const uint64_t row = t->shape[t->n_shape - 1];
+		const uint32_t per = gi_tensor_sample_elems((uint32_t)t->sample);
+		if (row % per) {
+			err_tensor(c, i, "shape", "a row of %" PRIu64 " pixels: %s packs %u pixels in %u bytes (allowed: "
+				   "a last dimension that is a multiple of %u)", row, sn, per,
+				   gi_tensor_sample_bytes((uint32_t)t->sample), per);
+			continue;
+		}
+		uint64_t elems = 1, bytes;
+		int over = 0;
+		for (uint32_t d = 0; d < t->n_shape; d++)
+			over |= __builtin_mul_overflow(elems, t->shape[d], &elems);
+		over |= __builtin_mul_overflow(elems / per, (uint64_t)gi_tensor_sample_bytes((uint32_t)t->sample),
+					       &bytes);
+		const uint64_t fb = cfg->streams[i].frame_bytes;
+		if (over || bytes != fb) {
+			char shape[GI_PATH_MAX];
+			size_t n = 0;
+			for (uint32_t d = 0; d < t->n_shape && n < sizeof(shape); d++)
+				n += (size_t)snprintf(shape + n, sizeof(shape) - n, "%s%" PRIu64, d ? ", " : "",
+						      t->shape[d]);
+			if (over)
+				err_tensor(c, i, "shape", "[%s] of %s is too large (allowed: a shape of exactly "
+					   "frame.bytes, %" PRIu64 ")", shape, sn, fb);
+			else
+				err_tensor(c, i, "shape", "[%s] of %s is %" PRIu64 " bytes, frame.bytes is %" PRIu64
+					   " (allowed: a shape of exactly the frame's bytes)", shape, sn, bytes, fb);
+		}
+	}
+}

@@ -20,6 +20,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@ enum gi_key_type {
 	GI_K_MAP,     /* keys of `sub`, whose offsets are relative to base + off */
 	GI_K_LIST,    /* list of maps of `sub`, items of `size` bytes at off, count at count_off */
 	GI_K_STRLIST, /* list of strings, char *[max] at off, count at count_off */
+	GI_K_INTLIST, /* list of decimal integers in [min >= 1, max]: uint64_t[size / 8] at off, count at count_off */
 };
 
 enum {
@@ -97,7 +99,7 @@ struct gi_ctx {
 
 /* config_schema.c */
 extern const struct gi_section gi_cfg_root_sec;
-extern const struct gi_enum_val gi_cfg_backends[], gi_cfg_exec_modes[], gi_cfg_formats[];
+extern const struct gi_enum_val gi_cfg_backends[], gi_cfg_exec_modes[], gi_cfg_formats[], gi_cfg_tensor_tos[];
 const char *gi_cfg_enum_name(const struct gi_enum_val *e, int v);
 
 /* config_load.c: messages and paths */
@@ -116,5 +118,6 @@ yaml_mark_t gi_cfg_mark_of(yaml_node_t *n);
 void gi_cfg_check_vita49(struct gi_ctx *c, const struct gi_config *cfg);
 void gi_cfg_check_rocev2(struct gi_ctx *c, struct gi_config *cfg);
 void gi_cfg_check_custom(struct gi_ctx *c, struct gi_config *cfg);
+void gi_cfg_check_tensor(struct gi_ctx *c, struct gi_config *cfg);
 
 #endif /* GI_CONFIG_INTERNAL_H */

@@ -60,6 +60,10 @@ const char *gi_cfg_allowed(const struct gi_key *k, char *buf, size_t len)
 	case GI_K_STRLIST:
 		snprintf(buf, len, " (allowed: up to %" PRId64 " strings)", k->max);
 		break;
+	case GI_K_INTLIST:
+		snprintf(buf, len, " (allowed: 1..%zu integers in %" PRId64 "..%" PRId64 ")", k->size / sizeof(uint64_t),
+			 k->min, k->max);
+		break;
 	default:
 		break;
 	}
@@ -79,6 +83,7 @@ static const char *const type_names[] = {
 	[GI_K_INT] = "an integer", [GI_K_BOOL] = "a boolean", [GI_K_ENUM] = "a scalar",
 	[GI_K_STR] = "a string", [GI_K_NAME] = "a name", [GI_K_MAP] = "a map",
 	[GI_K_LIST] = "a list of maps", [GI_K_STRLIST] = "a list of strings",
+	[GI_K_INTLIST] = "a list of integers",
 };
 
 /* Key paths are for messages: a long unknown key may be cut short, never overflow. */
@@ -131,6 +136,7 @@ static void apply_defaults(const struct gi_section *sec, char *base)
 			break;
 		case GI_K_LIST:
 		case GI_K_STRLIST:
+		case GI_K_INTLIST:
 			*(uint32_t *)(base + k->count_off) = 0;
 			break;
 		}
@@ -292,6 +298,21 @@ static void parse_list(struct gi_ctx *c, yaml_node_t *seq, const struct gi_key *
 		yaml_node_t *n = yaml_document_get_node(c->doc, *it);
 
 		gi_cfg_fmt_path(item_path, sizeof(item_path), "%s[%u]", path, i);
+		if (k->type == GI_K_INTLIST) {
+			int64_t v;
+			const char *sv = n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : "";
+			if (i >= k->size / sizeof(uint64_t)) {
+				gi_cfg_err_at(c, n->start_mark, item_path, "too many items%s", al);
+				break;
+			}
+			if (n->type != YAML_SCALAR_NODE || !parse_int(sv, &v))
+				gi_cfg_err_at(c, n->start_mark, item_path, "expected a decimal integer%s", al);
+			else if (v < k->min || v > k->max)
+				gi_cfg_err_at(c, n->start_mark, item_path, "%s is out of range%s", sv, al);
+			else
+				((uint64_t *)(base + k->off))[(*count)++] = (uint64_t)v;
+			continue;
+		}
 		if (i >= k->max) {
 			gi_cfg_err_at(c, n->start_mark, item_path, "too many items%s", al);
 			break;
@@ -326,7 +347,7 @@ static void parse_value(struct gi_ctx *c, yaml_node_t *n, const struct gi_key *k
 {
 	char al[GI_PATH_MAX];
 	bool want_map = k->type == GI_K_MAP;
-	bool want_seq = k->type == GI_K_LIST || k->type == GI_K_STRLIST;
+	bool want_seq = k->type == GI_K_LIST || k->type == GI_K_STRLIST || k->type == GI_K_INTLIST;
 
 	if ((want_map || want_seq) && is_null(n)) {
 		if (want_seq && k->min > 0)

@@ -73,6 +73,21 @@ static int check_shm(const char *s, char *msg, size_t len)
 	return -1;
 }
 
+/* A finite decimal number such as 1, -0.5, 3.0517578125e-05 (tensor.scale, tensor.offset). */
+static int check_number(const char *s, char *msg, size_t len)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (*s && end != s && *end == '\0' && errno == 0 && isfinite(v) && !isspace((unsigned char)*s) &&
+	    strpbrk(s, "xXnN") == NULL) /* no hex floats, inf or nan */
+		return 0;
+	snprintf(msg, len, "'%s' is not a finite decimal number (allowed: e.g. 1, -0.5, 3.0517578125e-05)", s);
+	return -1;
+}
+
 static int check_unix(const char *s, char *msg, size_t len)
 {
 	if (strlen(s) < GI_SUN_PATH_MAX)
@@ -312,6 +327,33 @@ static const struct gi_key rocev2_keys[] = {
 	K_END,
 };
 static const struct gi_section rocev2_sec = { rocev2_keys, 0 };
+/* tensor: (optional), kernels/tensor.h; gi_cfg_check_tensor() checks the combination */
+static const struct gi_enum_val tensor_samples[] = {
+	{ "u8", GI_TS_U8 }, { "u16", GI_TS_U16 }, { "i16", GI_TS_I16 }, { "u32", GI_TS_U32 }, { "i32", GI_TS_I32 },
+	{ "f32", GI_TS_F32 }, { "ci8", GI_TS_CI8 }, { "ci16", GI_TS_CI16 }, { "raw10", GI_TS_RAW10 },
+	{ "raw12", GI_TS_RAW12 }, { NULL, 0 },
+};
+const struct gi_enum_val gi_cfg_tensor_tos[] = {
+	{ "same", GI_DT_NONE }, { "f32", GI_DT_F32 }, { "f16", GI_DT_F16 }, { "bf16", GI_DT_BF16 },
+	{ "u16", GI_DT_U16 }, { "cf32", GI_DT_CF32 }, { "cf16", GI_DT_CF16 }, { NULL, 0 },
+};
+static const struct gi_enum_val tensor_orders[] = { { "big", 1 }, { "little", 0 }, { NULL, 0 } };
+static const struct gi_enum_val tensor_missing[] = {
+	{ "zero", GI_TM_ZERO }, { "nan", GI_TM_NAN }, { "keep", GI_TM_KEEP }, { NULL, 0 },
+};
+static const struct gi_key tensor_keys[] = {
+	K_ENUM("sample", struct gi_cfg_tensor, sample, tensor_samples, GI_TS_NONE, REQ),
+	K_ENUM("byteorder", struct gi_cfg_tensor, big, tensor_orders, 1, 0),
+	{ .name = "shape", .type = GI_K_INTLIST, .flags = REQ, .off = offsetof(struct gi_cfg_tensor, shape),
+	  .size = FSIZE(struct gi_cfg_tensor, shape), .min = 1, .max = 1ll << 40,
+	  .count_off = offsetof(struct gi_cfg_tensor, n_shape) },
+	K_ENUM("to", struct gi_cfg_tensor, to, gi_cfg_tensor_tos, GI_DT_NONE, 0),
+	K_STR("scale", struct gi_cfg_tensor, scale, "1", check_number, 0),
+	K_STR("offset", struct gi_cfg_tensor, offset, "0", check_number, 0),
+	K_ENUM("missing", struct gi_cfg_tensor, missing, tensor_missing, GI_TM_ZERO, 0),
+	K_END,
+};
+static const struct gi_section tensor_sec = { tensor_keys, 0 };
 static const struct gi_key stream_keys[] = {
 	K_NAME("name", struct gi_cfg_stream, name, REQ),
 	K_NAME("port", struct gi_cfg_stream, port, REQ),
@@ -326,6 +368,7 @@ static const struct gi_key stream_keys[] = {
 	K_OPT_MAP("vita49", struct gi_cfg_stream, vita49, struct gi_cfg_vita49, given, &vita49_sec),
 	K_OPT_MAP("custom", struct gi_cfg_stream, custom, struct gi_cfg_custom, given, &custom_sec),
 	K_OPT_MAP("rocev2", struct gi_cfg_stream, rocev2, struct gi_cfg_rocev2, given, &rocev2_sec),
+	K_OPT_MAP("tensor", struct gi_cfg_stream, tensor, struct gi_cfg_tensor, given, &tensor_sec),
 	K_END,
 };
 static const struct gi_key stats_keys[] = {

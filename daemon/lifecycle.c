@@ -176,9 +176,36 @@ int gi_daemon_pools_ports_start(struct gi_daemon *d)
  * cuda: in GPU memory; the shared-memory object becomes its metadata mirror
  * and carries the CUDA IPC handle consumers open (kernels/frame.h).
  */
+/* The ring header's record of the stream's tensor: block (config_check_fmt.c checked it). */
+static void ring_tensor(const struct gi_cfg_stream *cs, struct gi_frame_tensor *ft)
+{
+	const struct gi_cfg_tensor *ct = &cs->tensor;
+	struct gi_tensor_rt rt = { .sample = (uint32_t)ct->sample, .dtype = ct->dtype, .big = (uint32_t)ct->big,
+				   .missing = (uint32_t)ct->missing, .scale = (float)ct->scale_v,
+				   .offset = (float)ct->offset_v };
+
+	memset(ft, 0, sizeof(*ft));
+	gi_tensor_setup(&rt, cs->frame_bytes, 0);
+	ft->dtype = ct->dtype;
+	ft->ndim = ct->n_shape;
+	for (uint32_t d = 0; d < ct->n_shape; d++)
+		ft->shape[d] = ct->shape[d];
+	if (ct->to == GI_DT_NONE && gi_tensor_sample_complex((uint32_t)ct->sample))
+		ft->shape[ft->ndim++] = 2; /* a complex integer typed as is: I and Q as a last dimension */
+	ft->bytes = rt.bytes;
+	ft->sample = (uint32_t)ct->sample;
+	ft->big = (uint32_t)ct->big;
+	ft->missing = (uint32_t)ct->missing;
+	ft->scale = ct->scale_v;
+	ft->offset = ct->offset_v;
+}
+
 int gi_daemon_ring_open(struct gi_daemon *d, const struct gi_cfg_stream *cs, uint32_t index, uint64_t created_ns,
 			struct gi_frame_store *fs, struct gi_stream_rt *st)
 {
+	struct gi_frame_tensor ft;
+	if (cs->tensor.given)
+		ring_tensor(cs, &ft);
 	const struct gi_frame_store_spec sp = {
 		.stream = cs->name,
 		.shm = cs->shm,
@@ -191,6 +218,7 @@ int gi_daemon_ring_open(struct gi_daemon *d, const struct gi_cfg_stream *cs, uin
 		.created_ns = created_ns,
 		.wake_token = d->wake ? d->wake_token : 0,
 		.in_device = d->mem.backend == GI_BACKEND_CUDA,
+		.tensor = cs->tensor.given ? &ft : NULL,
 	};
 	int rc = gi_frame_store_open(fs, &sp, &d->mem);
 	if (rc < 0)

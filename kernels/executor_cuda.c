@@ -323,7 +323,7 @@ static int gi_cuda_setup_streams(struct gi_cuda_exec *c)
 
 		/* a frame ring already in device memory has no host-readable header */
 		if (gi_cuda_mem_type(&c->drv, h) != CU_MEMORYTYPE_DEVICE)
-			bytes = gi_frame_ring_bytes(h->n_slots, h->packets_per_frame, h->payload_bytes);
+			bytes = gi_frame_ring_bytes_of(h);
 		snprintf(what, sizeof(what), "stream %u frame ring", s);
 		rc = gi_cuda_map_host(c, h, bytes, &c->frame_maps[s], what);
 		ds[s] = ctx->streams[s];
@@ -747,6 +747,7 @@ static int gi_cuda_copy_back(struct gi_cuda_exec *c)
 		h->slot_stride = ds[s].slot_stride;
 		h->mirror_stride = ds[s].mirror_stride;
 		h->payload_off = ds[s].payload_off;
+		h->tensor = ds[s].tensor;
 		/* the stats thread may be reading these: whole words, relaxed */
 		const uint64_t *src = (const uint64_t *)((const uint8_t *)&ds[s] + GI_CUDA_STREAM_MIRROR_OFF);
 		uint64_t *dst = (uint64_t *)((uint8_t *)h + GI_CUDA_STREAM_MIRROR_OFF);

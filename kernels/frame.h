@@ -33,6 +33,7 @@
 #define GI_FRAME_H
 
 #include "gi_hd.h"
+#include "tensor.h"
 
 GI_EXTERN_C_BEGIN
 
@@ -40,8 +41,10 @@ GI_EXTERN_C_BEGIN
 /*
  * 2: slots carry the sender's frame metadata (gi_frame_sender), 128-byte slot headers
  * 3: wake_seq, the consumers' futex word, and the ring's wake object (below)
+ * 4: the frame as a typed tensor (gi_frame_tensor after the consumers' words; slots
+ *    may end with a tensor area); the header grows to 448 bytes
  */
-#define GI_FRAME_VERSION 3u
+#define GI_FRAME_VERSION 4u
 #define GI_FRAME_MAX_PACKETS 65535u
 
 enum gi_frame_state {
@@ -53,6 +56,28 @@ enum gi_frame_state {
 	GI_FRAME_CORRUPT = 5,   /* every packet arrived, but the sender's record disagrees with the frame
 				 * (rocev2.frame_crc: verify): its CRC, or the bytes it says it wrote */
 };
+
+/*
+ * A stream's frames as typed tensors (its `tensor:` block; kernels/tensor.h):
+ * every slot holds, at `off` from the slot's start (the device ring's slot
+ * when payload_in_device), `bytes` of the frame's samples converted to
+ * `dtype`, shaped shape[0 .. ndim - 1], row-major and compact.  Written
+ * before the frame is published, under the same seqlock.  dtype 0: none.
+ */
+#define GI_FRAME_TENSOR_DIMS 5 /* the configured shape's 4 and a complex integer's trailing 2 */
+struct gi_frame_tensor {
+	uint32_t dtype;           /* enum gi_tensor_dtype; GI_DT_NONE: the ring has no tensor */
+	uint32_t ndim;            /* 1 .. GI_FRAME_TENSOR_DIMS */
+	uint64_t shape[GI_FRAME_TENSOR_DIMS];
+	uint64_t off;             /* in a slot, 256-byte aligned */
+	uint64_t bytes;
+	uint32_t sample;          /* enum gi_tensor_sample: what the frame's bytes hold */
+	uint32_t big;             /* 1: they are big-endian */
+	uint32_t missing;         /* enum gi_tensor_missing: what a lost packet's samples became */
+	uint32_t pad;
+	double scale, offset;     /* out = in * scale + offset */
+};
+GI_STATIC_ASSERT(sizeof(struct gi_frame_tensor) == 96, "tensor record ABI");
 
 struct gi_frame_ring_hdr {
 	uint32_t magic;
@@ -85,9 +110,13 @@ struct gi_frame_ring_hdr {
 	uint32_t closed;          /* the daemon is gone: drain and exit */
 	uint32_t wake_seq;        /* futex word: bumped after next_frame moves or closed is set */
 	uint8_t pad1[GI_CACHE_LINE - 28];
+	/* version 4: fixed while the ring exists, like the words before next_frame */
+	struct gi_frame_tensor tensor;
+	uint8_t pad2[128 - sizeof(struct gi_frame_tensor)];
 };
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, next_frame) == 256, "consumer-visible words start at 256");
-GI_STATIC_ASSERT(sizeof(struct gi_frame_ring_hdr) == 256 + GI_CACHE_LINE, "frame ring header ABI");
+GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, tensor) == 256 + GI_CACHE_LINE, "tensor record ABI");
+GI_STATIC_ASSERT(sizeof(struct gi_frame_ring_hdr) == 448, "frame ring header ABI");
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, ipc_handle) == 152, "IPC handle record ABI");
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, ipc_handle) % 8 == 0, "IPC handle is 8-byte aligned");
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, wake_seq) == 280, "futex word ABI");
@@ -202,15 +231,35 @@ GI_HD static inline uint64_t gi_frame_payload_off(uint32_t packets)
 	return GI_ALIGN_UP(sizeof(struct gi_frame_slot) + 8ull * gi_frame_bitmap_words(packets), GI_CACHE_LINE);
 }
 
+/* Where a slot's tensor area starts (after the payload, 256-byte aligned as CUDA's allocations are). */
+GI_HD static inline uint64_t gi_frame_tensor_off(uint32_t packets, uint32_t payload_bytes)
+{
+	return GI_ALIGN_UP(gi_frame_payload_off(packets) + (uint64_t)packets * payload_bytes, 256);
+}
+
+/* A slot: header, bitmap, payload, and tensor_bytes of tensor (0: none). */
+GI_HD static inline uint64_t gi_frame_slot_stride_t(uint32_t packets, uint32_t payload_bytes, uint64_t tensor_bytes)
+{
+	return GI_ALIGN_UP(tensor_bytes ? gi_frame_tensor_off(packets, payload_bytes) + tensor_bytes
+					: gi_frame_payload_off(packets) + (uint64_t)packets * payload_bytes,
+			   4096);
+}
+
 GI_HD static inline uint64_t gi_frame_slot_stride(uint32_t packets, uint32_t payload_bytes)
 {
-	return GI_ALIGN_UP(gi_frame_payload_off(packets) + (uint64_t)packets * payload_bytes, 4096);
+	return gi_frame_slot_stride_t(packets, payload_bytes, 0);
+}
+
+GI_HD static inline uint64_t gi_frame_ring_bytes_t(uint32_t n_slots, uint32_t packets, uint32_t payload_bytes,
+						   uint64_t tensor_bytes)
+{
+	return GI_ALIGN_UP(sizeof(struct gi_frame_ring_hdr), 4096) +
+	       (uint64_t)n_slots * gi_frame_slot_stride_t(packets, payload_bytes, tensor_bytes);
 }
 
 GI_HD static inline uint64_t gi_frame_ring_bytes(uint32_t n_slots, uint32_t packets, uint32_t payload_bytes)
 {
-	return GI_ALIGN_UP(sizeof(struct gi_frame_ring_hdr), 4096) +
-	       (uint64_t)n_slots * gi_frame_slot_stride(packets, payload_bytes);
+	return gi_frame_ring_bytes_t(n_slots, packets, payload_bytes, 0);
 }
 
 /* A metadata-only mirror: slot header and bitmap, no payload. */
@@ -229,6 +278,13 @@ GI_HD static inline uint64_t gi_frame_dev_payload_off(const struct gi_frame_ring
 {
 	return GI_ALIGN_UP(sizeof(*mirror), 4096) + (frame % mirror->n_slots) * mirror->dev_slot_stride +
 	       mirror->payload_off;
+}
+
+/* Offset of frame f's tensor inside the device ring a mirror describes. */
+GI_HD static inline uint64_t gi_frame_dev_tensor_off(const struct gi_frame_ring_hdr *mirror, uint64_t frame)
+{
+	return GI_ALIGN_UP(sizeof(*mirror), 4096) + (frame % mirror->n_slots) * mirror->dev_slot_stride +
+	       mirror->tensor.off;
 }
 
 GI_HD static inline struct gi_frame_slot *gi_frame_slot_at(struct gi_frame_ring_hdr *h, uint64_t frame)
@@ -256,10 +312,15 @@ static inline void gi_frame_ring_publish_hdr(struct gi_frame_ring_hdr *h)
 	__atomic_store_n(&h->magic, GI_FRAME_MAGIC, __ATOMIC_RELEASE);
 }
 
-/* Host-only: lay out a ring in zeroed memory of gi_frame_ring_bytes(); frame_bytes 0: packets * payload_bytes. */
-static inline void gi_frame_ring_init(struct gi_frame_ring_hdr *h, uint32_t n_slots, uint32_t packets,
-				      uint32_t payload_bytes, uint64_t frame_bytes, uint32_t format,
-				      uint32_t stream_index, const char *name, uint64_t created_ns)
+/*
+ * Host-only: lay out a ring in zeroed memory of gi_frame_ring_bytes_t(..,
+ * tensor ? tensor->bytes : 0); frame_bytes 0: packets * payload_bytes;
+ * tensor NULL: frames are bytes only (its `off` is set here).
+ */
+static inline void gi_frame_ring_init_t(struct gi_frame_ring_hdr *h, uint32_t n_slots, uint32_t packets,
+					uint32_t payload_bytes, uint64_t frame_bytes, uint32_t format,
+					uint32_t stream_index, const char *name, uint64_t created_ns,
+					const struct gi_frame_tensor *tensor)
 {
 	h->version = GI_FRAME_VERSION;
 	h->hdr_bytes = (uint16_t)sizeof(*h);
@@ -267,7 +328,11 @@ static inline void gi_frame_ring_init(struct gi_frame_ring_hdr *h, uint32_t n_sl
 	h->packets_per_frame = packets;
 	h->payload_bytes = payload_bytes;
 	h->bitmap_words = gi_frame_bitmap_words(packets);
-	h->slot_stride = gi_frame_slot_stride(packets, payload_bytes);
+	if (tensor && tensor->dtype != GI_DT_NONE) {
+		h->tensor = *tensor;
+		h->tensor.off = gi_frame_tensor_off(packets, payload_bytes);
+	}
+	h->slot_stride = gi_frame_slot_stride_t(packets, payload_bytes, h->tensor.bytes);
 	h->frame_bytes = frame_bytes ? frame_bytes : (uint64_t)packets * payload_bytes; /* 0: whole packets */
 	h->payload_off = gi_frame_payload_off(packets);
 	h->format = format;
@@ -276,6 +341,20 @@ static inline void gi_frame_ring_init(struct gi_frame_ring_hdr *h, uint32_t n_sl
 		h->stream_name[i] = name[i];
 	h->created_ns = created_ns;
 	gi_frame_ring_publish_hdr(h);
+}
+
+static inline void gi_frame_ring_init(struct gi_frame_ring_hdr *h, uint32_t n_slots, uint32_t packets,
+				      uint32_t payload_bytes, uint64_t frame_bytes, uint32_t format,
+				      uint32_t stream_index, const char *name, uint64_t created_ns)
+{
+	gi_frame_ring_init_t(h, n_slots, packets, payload_bytes, frame_bytes, format, stream_index, name, created_ns,
+			     NULL);
+}
+
+/* The bytes a ring of header h takes (as a full ring, not a mirror). */
+static inline uint64_t gi_frame_ring_bytes_of(const struct gi_frame_ring_hdr *h)
+{
+	return gi_frame_ring_bytes_t(h->n_slots, h->packets_per_frame, h->payload_bytes, h->tensor.bytes);
 }
 
 /*

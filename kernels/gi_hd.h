@@ -129,6 +129,20 @@
 #define GI_UNROLL
 #endif
 
+/*
+ * float32 multiply and add, each rounded on its own (never fused into an
+ * FMA, whose single rounding differs): results that NumPy reproduces bit
+ * for bit.  nvcc fuses a * b + c by default; the host build says
+ * -ffp-contract=off (meson.build).
+ */
+#if defined(__CUDA_ARCH__) && !defined(GI_CUDA_EMU)
+#define GI_FMUL_RN(a, b) __fmul_rn((a), (b))
+#define GI_FADD_RN(a, b) __fadd_rn((a), (b))
+#else
+#define GI_FMUL_RN(a, b) ((float)(a) * (float)(b))
+#define GI_FADD_RN(a, b) ((float)(a) + (float)(b))
+#endif
+
 /* High 64 bits of a 64 x 64-bit product. */
 GI_HD static inline uint64_t gi_umulhi64(uint64_t a, uint64_t b)
 {

@@ -26,12 +26,14 @@ enum gi_step {
 	GI_STEP_SEQUENCE, /* per frame of the run (thread 0) or per stream through the serial steps */
 	GI_STEP_PLACE,    /* the payload copies */
 	GI_STEP_VERIFY,   /* frames checked against their sender's CRC (rocev2.frame_crc) */
+	GI_STEP_TENSOR,   /* final frames' typed tensors written (a stream's tensor:) */
 	GI_STEP_COMMIT,   /* final frames made visible */
 	GI_STEP_END,      /* counters, their mirrors, the slot handed back */
 	GI_STEP__COUNT
 };
 
 #define GI_STEP_NAMES                                                                                    \
-	{ "poll", "stage", "parse", "icrc", "scan", "run", "sequence", "place", "verify", "commit", "end" }
+	{ "poll", "stage", "parse", "icrc", "scan", "run", "sequence", "place", "verify", "tensor", "commit", \
+	  "end" }
 
 #endif /* GI_STEPS_H */

@@ -104,6 +104,7 @@ struct gi_stream_rt {
 	uint64_t slot_stride;       /* of ring */
 	uint64_t mirror_stride;     /* of mirror */
 	uint64_t payload_off;       /* of ring */
+	struct gi_tensor_rt tensor; /* the frame as a typed tensor (ring's `tensor`), sample 0: none */
 
 	/* sequencing state */
 	uint32_t started;
@@ -142,6 +143,7 @@ struct gi_stream_rt {
 	uint64_t sender_max;      /* the newest frame number of a sender record, extended (sender_seen) */
 	uint32_t sender_seen;
 	uint32_t crc_parts;       /* this round's pending frames' CRCs were summed by the CTA (pass 2) */
+	uint32_t tensor_parts;    /* ... and their tensors written (pass 3) */
 	uint64_t pend_n;
 	uint64_t pend_lo;
 	uint64_t pend_hi;
@@ -320,6 +322,16 @@ GI_HD static inline void gi_stream_derive(struct gi_stream_rt *st)
 	st->slot_stride = st->ring->slot_stride;
 	st->payload_off = st->ring->payload_off;
 	st->mirror_stride = st->mirror ? st->mirror->slot_stride : 0;
+	const struct gi_frame_tensor *ft = &st->ring->tensor;
+	st->tensor.sample = ft->dtype != GI_DT_NONE ? ft->sample : (uint32_t)GI_TS_NONE;
+	if (st->tensor.sample != GI_TS_NONE) {
+		st->tensor.dtype = ft->dtype;
+		st->tensor.big = ft->big;
+		st->tensor.missing = ft->missing;
+		st->tensor.scale = (float)ft->scale;
+		st->tensor.offset = (float)ft->offset;
+		gi_tensor_setup(&st->tensor, st->ring->frame_bytes, ft->off);
+	}
 }
 
 GI_HD static inline int gi_frame_is_open(const struct gi_frame_slot *s, uint64_t frame)

@@ -113,9 +113,27 @@ GI_HD static inline void gi_frame_verify(struct gi_stream_rt *st, struct gi_fram
 	gi_frame_verify_end(st, s);
 }
 
+/* ---- the typed tensor (the stream's `tensor:`, tensor.h) ----------------------------- */
+
+/*
+ * Worker w of nw: its part of final frame s's tensor, from the payload and,
+ * when packets are missing (and `missing` is not keep), the bitmap.  Every
+ * worker of the frame calls this once; on the host one does the frame.
+ */
+GI_HD static inline void gi_frame_tensor_part(const struct gi_stream_rt *st, struct gi_frame_slot *s, uint32_t w,
+					      uint32_t nw)
+{
+	const struct gi_tensor_rt *t = &st->tensor;
+	const uint64_t *bm = t->missing != GI_TM_KEEP && s->received != s->expected ? gi_frame_bitmap(s) : NULL;
+
+	gi_tensor_convert(t, gi_stream_payload(st, s, 0), (uint8_t *)s + t->off, bm, &st->div_payload, w, nw);
+}
+
 /* A final frame becomes readable: every payload byte, bitmap bit and header word before its even seq. */
 GI_HD static inline void gi_frame_make_visible(struct gi_stream_rt *st, struct gi_frame_slot *s)
 {
+	if (st->tensor.sample != GI_TS_NONE)
+		gi_frame_tensor_part(st, s, 0, 1);
 	gi_frame_verify(st, s, 0);
 	if (st->mirror) {
 		gi_mirror_copy(st, s);
@@ -152,10 +170,12 @@ GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_fra
 
 /*
  * The frames finalised in a deferred round that are still invisible: pass
- * 0 checks them against their sender's record if asked (finishing what
- * pass 2 began) and copies their metadata to the mirror, pass 1 stores
- * their even seqlock words; pass 2, before them, is worker w of nw
- * summing its part of each frame's CRC (the GPU's CTA, t8 its tables).
+ * 0 writes their tensors unless pass 3 did, checks them against their
+ * sender's record if asked (finishing what pass 2 began) and copies their
+ * metadata to the mirror, pass 1 stores their even seqlock words; pass 2,
+ * before them, is worker w of nw summing its part of each frame's CRC (the
+ * GPU's CTA, t8 its tables), and pass 3 worker w of nw writing its part of
+ * each frame's tensor.
  * Pending frames sit in distinct slots (gi_seq_open() stalls rather than
  * reuse one), so a scan of [pend_lo, pend_hi] — or of every slot when a
  * resync spread them further apart — finds each exactly once; no pass
@@ -178,7 +198,13 @@ GI_HD static inline void gi_stream_pending_pass(struct gi_stream_rt *st, int pas
 				gi_frame_verify_part(st, s, w, nw, t8);
 			continue;
 		}
+		if (pass == 3) {
+			gi_frame_tensor_part(st, s, w, nw);
+			continue;
+		}
 		if (pass == 0) {
+			if (st->tensor.sample != GI_TS_NONE && !st->tensor_parts)
+				gi_frame_tensor_part(st, s, 0, 1);
 			gi_frame_verify(st, s, st->crc_parts); /* pass 2's parts summed, or the whole frame now */
 			if (st->mirror)
 				gi_mirror_copy(st, s);
@@ -246,6 +272,7 @@ GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st, int lat
 		st->pend_n = 0;
 	}
 	st->crc_parts = 0;
+	st->tensor_parts = 0;
 	if (!late_next)
 		gi_stream_publish_next(st, 0);
 }

@@ -125,6 +125,30 @@ GI_TRIP_FN(struct gi_trip *t, GI_TRIP_BE *be)
 			GI_TRIP_MARK(GI_STEP_VERIFY);
 		}
 
+		/*
+		 * Final frames as typed tensors (tensor:): every worker on each,
+		 * before the commit publishes them.  Reads what the CRC's barriers
+		 * left alone (payload, bitmap, counts); writes the tensor areas only.
+		 */
+		uint32_t converting = 0;
+		for (uint32_t k = 0; k < t->n_streams; k++) {
+			struct gi_stream_rt *st = &ctx->streams[gi_trip_stream(t, k)];
+			if (st->tensor.sample == GI_TS_NONE) /* configuration: the same for every worker */
+				continue;
+			converting = 1;
+			if (st->defer && st->pend_n) {
+				GI_TRIP_FOR(GI_STEP_TENSOR, w, nw)
+					gi_stream_pending_pass(st, 3, w, nw, t->t8);
+				GI_TRIP_BARRIER();
+				GI_TRIP_ONE
+					st->tensor_parts = 1; /* the commit publishes them as they are */
+			}
+		}
+		if (converting) {
+			GI_TRIP_BARRIER();
+			GI_TRIP_MARK(GI_STEP_TENSOR);
+		}
+
 		/* 4: a worker per stream makes its round's frames visible */
 		GI_TRIP_FOR(GI_STEP_COMMIT, w, nw)
 			for (uint32_t k = w; k < t->n_streams; k += nw)

@@ -11,7 +11,8 @@
 int gi_frame_store_open(struct gi_frame_store *fs, const struct gi_frame_store_spec *sp,
 			const struct gi_mem_choice *mem)
 {
-	uint64_t full = gi_frame_ring_bytes(sp->slots, sp->packets, sp->payload_bytes);
+	uint64_t full = gi_frame_ring_bytes_t(sp->slots, sp->packets, sp->payload_bytes,
+					      sp->tensor ? sp->tensor->bytes : 0);
 	uint64_t len = sp->in_device ? gi_frame_mirror_bytes(sp->slots, sp->packets) : full;
 	char err[512];
 	int rc;
@@ -21,8 +22,8 @@ int gi_frame_store_open(struct gi_frame_store *fs, const struct gi_frame_store_s
 	if (rc < 0)
 		return rc;
 	struct gi_frame_ring_hdr *h = fs->shm.va;
-	gi_frame_ring_init(h, sp->slots, sp->packets, sp->payload_bytes, sp->frame_bytes, sp->format, sp->index,
-			   sp->stream, sp->created_ns);
+	gi_frame_ring_init_t(h, sp->slots, sp->packets, sp->payload_bytes, sp->frame_bytes, sp->format, sp->index,
+			     sp->stream, sp->created_ns, sp->tensor);
 	h->wake_token = fs->shm.wake ? sp->wake_token : 0; /* no wake object: consumers poll */
 	rc = gi_mem_register_shared(mem, h, GI_ALIGN_UP(len, 4096), &fs->reg, err, sizeof(err));
 	if (rc < 0) {

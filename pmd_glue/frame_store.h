@@ -29,6 +29,7 @@ struct gi_frame_store_spec {
 	uint64_t created_ns;     /* CLOCK_REALTIME: tells two runs apart */
 	uint64_t wake_token;     /* the daemon's wake socket, 0: none (frame.h) */
 	bool in_device;          /* frames in GPU memory (backend cuda) */
+	const struct gi_frame_tensor *tensor; /* the frames as typed tensors (tensor:), NULL: bytes only */
 };
 
 struct gi_frame_store {

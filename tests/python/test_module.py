@@ -28,6 +28,7 @@ import ctypes
 import fcntl
 import gc
 import json
+import math
 import mmap
 import os
 import shutil
@@ -70,8 +71,8 @@ except ImportError:
 
 import gpuingest  # noqa: E402  (after the path set-up above)
 
-# kernels/frame.h, version 3
-MAGIC, VERSION, HDR_BYTES, SLOT_HDR, PAGE = 0x47494652, 3, 320, 128, 4096
+# kernels/frame.h, version 4
+MAGIC, VERSION, HDR_BYTES, SLOT_HDR, PAGE = 0x47494652, 4, 448, 128, 4096
 WAKE_MAGIC = 0x4749574B
 
 
@@ -132,7 +133,7 @@ class FakeRing:
     count = 0
 
     def __init__(self, n_slots=4, packets=70, payload=64, frame_bytes=None, stream="cam0", wake=False,
-                 version=VERSION, in_device=False, name=None):
+                 version=VERSION, in_device=False, name=None, tensor=None):
         FakeRing.count += 1
         self.name = name or f"/gi-pytest-{os.getpid()}-{FakeRing.count}"
         self.path = "/dev/shm" + self.name
@@ -140,6 +141,10 @@ class FakeRing:
         self.bw = (packets + 63) // 64
         self.payload_off = align(SLOT_HDR + 8 * self.bw, 64)
         full = align(self.payload_off + packets * payload, PAGE)
+        self.tensor_off = 0
+        if tensor:  # (gic_dtype, shape, bytes): the slot's tensor area after the payload (frame.h)
+            self.tensor_off = align(self.payload_off + packets * payload, 256)
+            full = align(self.tensor_off + tensor[2], PAGE)
         self.stride = self.payload_off if in_device else full
         self.frame_bytes = frame_bytes or packets * payload
         self.created = 123456789
@@ -151,6 +156,10 @@ class FakeRing:
         struct.pack_into("<IHHIIIIQQQII", self.mm, 0, 0, version, HDR_BYTES, n_slots, packets, payload, self.bw,
                          self.stride, self.frame_bytes, self.payload_off, 1, 0)
         self.mm[56:56 + len(stream)] = stream.encode()
+        if tensor:  # struct gi_frame_tensor at 320
+            dims = list(tensor[1]) + [0] * (5 - len(tensor[1]))
+            struct.pack_into("<II5QQQIIIIdd", self.mm, 320, tensor[0], len(tensor[1]), *dims, self.tensor_off,
+                             tensor[2], 8, 1, 0, 0, 1.0, 0.0)
         struct.pack_into("<Q", self.mm, 120, self.created)
         if in_device:  # a metadata mirror with a handle no process exported
             struct.pack_into("<IIQQ", self.mm, 128, 1, 0, full, PAGE + n_slots * full)
@@ -172,7 +181,8 @@ class FakeRing:
     def slot(self, f):
         return PAGE + (f % self.n) * self.stride
 
-    def publish(self, f, state=2, present=None, sensor_id=7, sensor_frame=None, sender=None, data=None):
+    def publish(self, f, state=2, present=None, sensor_id=7, sensor_frame=None, sender=None, data=None,
+                tensor=None):
         """Frame f: seq odd, metadata, bitmap, payload, seq even, then next_frame."""
         s = self.slot(f)
         present = list(range(self.ppf)) if present is None else present
@@ -187,6 +197,8 @@ class FakeRing:
         struct.pack_into(f"<{self.bw}Q", self.mm, s + SLOT_HDR, *words)
         body = pattern(f, self.frame_bytes) if data is None else data
         self.mm[s + self.payload_off:s + self.payload_off + self.frame_bytes] = body.tobytes()
+        if tensor is not None:
+            self.mm[s + self.tensor_off:s + self.tensor_off + len(tensor)] = tensor
         struct.pack_into("<Q", self.mm, s, 2 * f + 2)
         if self.next_frame is None:
             struct.pack_into("<QQI", self.mm, 256, f + 1, f, 1)  # next_frame, first_frame, started
@@ -310,7 +322,7 @@ class OpenErrors(unittest.TestCase):
             with self.assertRaises(gpuingest.VersionMismatch) as cm:
                 gpuingest.open(ring.name, timeout=1)
             self.assertIn("frame ring version 2", str(cm.exception))
-            self.assertIn("reads version 3", str(cm.exception))
+            self.assertIn("reads version 4", str(cm.exception))
             self.assertEqual(cm.exception.errno, 71)
         finally:
             ring.destroy()
@@ -349,6 +361,101 @@ class OpenErrors(unittest.TestCase):
             signal.signal(signal.SIGINT, old)
 
 
+class Tensors(unittest.TestCase):
+    """frame.tensor(), DLPack and the CUDA Array Interface of a ring whose stream has a tensor: block."""
+
+    def ring(self, dtype, shape, itemsize):
+        n = itemsize * math.prod(shape)
+        fake = FakeRing(packets=4, payload=1000, tensor=(dtype, shape, n))
+        self.addCleanup(fake.destroy)
+        ring = gpuingest.open(fake.name, timeout=1)
+        self.addCleanup(ring.close)
+        return fake, ring
+
+    def test_complex64_zero_copy(self):
+        fake, ring = self.ring(11, (1000,), 8)  # cf32: the ci16 samples of a 4000-byte frame
+        self.assertEqual((ring.info.tensor_dtype, ring.info.tensor_shape), ("cf32", (1000,)))
+        want = (np.arange(1000) * (1 + 2j)).astype(np.complex64)
+        fake.publish(0, tensor=want.tobytes())
+        f = ring.next(1)
+        t = f.tensor()
+        self.assertEqual((t.dtype, t.shape, f.tensor_dtype), (np.complex64, (1000,), "cf32"))
+        self.assertEqual(t.__array_interface__["data"][0], f._f.tensor)  # the ring itself: no copy
+        self.assertEqual(f._f.tensor - f.data, fake.tensor_off - fake.payload_off)  # into the slot, after the bytes
+        self.assertFalse(t.flags.writeable)
+        np.testing.assert_array_equal(t, want)
+        d = np.from_dlpack(f)  # DLPack: the typed tensor, not the bytes
+        self.assertEqual((d.dtype, d.shape), (np.complex64, (1000,)))
+        np.testing.assert_array_equal(d, want)
+        self.assertEqual(f.numpy().shape, (4000,))  # numpy(): still the raw bytes
+        self.assertTrue(f.valid())
+
+    def test_uint16_image_and_pairs(self):
+        fake, ring = self.ring(3, (2, 1000), 2)  # u16 [2, 1000], RAW10 unpacked
+        img = np.arange(2000, dtype=np.uint16).reshape(2, 1000)
+        fake.publish(0, tensor=img.tobytes())
+        t = ring.next(1).tensor()
+        self.assertEqual((t.dtype, t.shape), (np.uint16, (2, 1000)))
+        np.testing.assert_array_equal(t, img)
+        fake2, ring2 = self.ring(10, (500,), 4)  # cf16: float16 pairs for NumPy
+        fake2.publish(0, tensor=np.ones(1000, np.float16).tobytes())
+        t2 = ring2.next(1).tensor()
+        self.assertEqual((t2.dtype, t2.shape), (np.float16, (500, 2)))
+
+    def test_gpu_tensor_describes_itself(self):
+        """A GPU frame's struct as gic_next() fills it: the Tensor's CAI and DLPack say type and shape."""
+        fake, ring = self.ring(11, (1000,), 8)
+        fake.publish(0)
+        f = ring.next(1)
+        f._f.data, f._f.dev_ptr, f._f.tensor, f._f.tensor_dev_ptr = None, 0x7F0000001000, None, 0x7F0000002000
+        t = f.tensor()
+        self.assertIsInstance(t, gpuingest.Tensor)
+        self.assertEqual((t.dtype, t.shape, t.address), ("cf32", (1000,), 0x7F0000002000))
+        cai = f.__cuda_array_interface__
+        self.assertEqual((cai["typestr"], cai["shape"], cai["data"]), ("<c8", (1000,), (0x7F0000002000, False)))
+        cap = t.__dlpack__()
+        ptr = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+            ("PyCapsule_GetPointer", ctypes.pythonapi))
+        mt = gpuingest._DLManagedTensor.from_address(ptr(cap, b"dltensor"))
+        dt = mt.dl_tensor.dtype
+        self.assertEqual((mt.dl_tensor.data, mt.dl_tensor.ndim, mt.dl_tensor.shape[0], dt.code, dt.bits, dt.lanes),
+                         (0x7F0000002000, 1, 1000, 5, 64, 1))  # kDLComplex 64: torch.complex64
+        del mt, cap
+
+    def test_bfloat16_in_dlpack(self):
+        fake, ring = self.ring(8, (4, 500), 2)
+        fake.publish(0, tensor=np.full(2000, 0x3F80, np.uint16).tobytes())  # bfloat16 1.0
+        f = ring.next(1)
+        t = f.tensor()
+        self.assertEqual(t.shape, (4, 500))
+        self.assertEqual(int(t.view(np.uint16)[0, 0]), 0x3F80)
+        cap = f.__dlpack__()
+        ptr = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+            ("PyCapsule_GetPointer", ctypes.pythonapi))
+        mt = gpuingest._DLManagedTensor.from_address(ptr(cap, b"dltensor"))
+        self.assertEqual((mt.dl_tensor.dtype.code, mt.dl_tensor.dtype.bits, mt.dl_tensor.ndim), (4, 16, 2))
+        del mt, cap
+
+    def test_no_tensor_block(self):
+        fake = FakeRing()
+        self.addCleanup(fake.destroy)
+        ring = gpuingest.open(fake.name, timeout=1)
+        self.addCleanup(ring.close)
+        self.assertEqual((ring.info.tensor_dtype, ring.info.tensor_shape), ("", ()))
+        fake.publish(0)
+        f = ring.next(1)
+        with self.assertRaises(gpuingest.Error) as cm:
+            f.tensor()
+        self.assertIn("no tensor: block", str(cm.exception))
+
+    def test_inconsistent_tensor_record_refused(self):
+        fake = FakeRing(packets=4, payload=1000, tensor=(11, (1000,), 4000))  # 1000 complex64 are 8000 bytes
+        self.addCleanup(fake.destroy)
+        with self.assertRaises(gpuingest.Error) as cm:
+            gpuingest.open(fake.name, timeout=1)
+        self.assertIn("inconsistent tensor record", str(cm.exception))
+
+
 class Frames(unittest.TestCase):
     def setUp(self):
         self.fake = FakeRing(frame_bytes=69 * 64 + 10)  # the last packet is short
@@ -364,7 +471,7 @@ class Frames(unittest.TestCase):
 
     def test_info(self):
         info = self.open().info
-        self.assertEqual((info.stream, info.shm, info.ring_version, info.format_name), ("cam0", self.fake.name, 3,
+        self.assertEqual((info.stream, info.shm, info.ring_version, info.format_name), ("cam0", self.fake.name, 4,
                                                                                          "udp_seq"))
         self.assertEqual((info.n_slots, info.packets, info.payload_bytes, info.frame_bytes), (4, 70, 64, 69 * 64 + 10))
         self.assertEqual((info.in_device, info.cuda_device, info.wake, info.created_ns), (False, -1, False, 123456789))

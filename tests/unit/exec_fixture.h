@@ -55,6 +55,7 @@ struct exf_conf {
 	uint32_t maxb;                       /* batch slot size; 0: no batch ring (streams only) */
 	uint32_t split;                      /* header/data split: segment 0 holds at most this many bytes */
 	uint64_t arg;                        /* for the stream hook */
+	const struct gi_frame_tensor *tensor; /* every frame ring's tensor (its bytes computed here), NULL: none */
 	/* After stream s has its ring, runtime and default format params
 	 * (gi_format_params_init): set st->fp, the map, next_same_udp. */
 	void (*stream)(struct exec_fixture *f, int s);
@@ -102,15 +103,23 @@ static inline void exf_init(struct exec_fixture *f, const struct exf_conf *c)
 	f->map = malloc(65536 * sizeof(uint16_t));
 	for (int i = 0; i < 65536; i++)
 		f->map[i] = GI_STREAM_NONE;
-	f->frame_bytes = gi_frame_ring_bytes(c->slots, c->packets, c->payload);
+	uint32_t last = c->last ? c->last : c->payload;
+	const uint64_t fb = (uint64_t)(c->packets - 1) * c->payload + last;
+	struct gi_frame_tensor ft = { 0 };
+	if (c->tensor) {
+		struct gi_tensor_rt rt = { .sample = c->tensor->sample, .dtype = c->tensor->dtype };
+		gi_tensor_setup(&rt, fb, 0);
+		ft = *c->tensor;
+		ft.bytes = rt.bytes;
+	}
+	f->frame_bytes = gi_frame_ring_bytes_t(c->slots, c->packets, c->payload, ft.bytes);
 	for (int s = 0; s < c->n_streams; s++) {
 		uint32_t fmt = c->formats[s] ? c->formats[s] : c->format;
 		f->ring_mem[s] = aligned_alloc(4096, GI_ALIGN_UP(f->frame_bytes, 4096));
 		memset(f->ring_mem[s], 0, f->frame_bytes);
 		struct gi_frame_ring_hdr *h = (struct gi_frame_ring_hdr *)f->ring_mem[s];
-		uint32_t last = c->last ? c->last : c->payload;
-		gi_frame_ring_init(h, c->slots, c->packets, c->payload, (uint64_t)(c->packets - 1) * c->payload + last, fmt, (uint32_t)s, c->names[s] ? c->names[s] : "s",
-				   1);
+		gi_frame_ring_init_t(h, c->slots, c->packets, c->payload, fb, fmt, (uint32_t)s,
+				     c->names[s] ? c->names[s] : "s", 1, c->tensor ? &ft : NULL);
 		f->st[s] = (struct gi_stream_rt){ .format = fmt, .packets = c->packets, .payload_bytes = c->payload,
 						  .last_bytes = last, .data_packets = c->packets,
 						  .window = c->window, .frame_timeout_ns = c->frame_timeout_ns, .ring = h };
@@ -256,6 +265,7 @@ static inline uint32_t exf_trip_workers(enum gi_step s)
 	case GI_STEP_RUN: return 4;
 	case GI_STEP_SEQUENCE: return 5; /* the bits of one stream's run; or a worker per stream */
 	case GI_STEP_VERIFY: return 5; /* each frame's CRC in five slices */
+	case GI_STEP_TENSOR: return 3; /* each frame's tensor in three strides of groups */
 	default: return 2;
 	}
 }

@@ -1107,11 +1107,61 @@ static void test_custom_restart_needed(void **state)
 	gi_config_free(cfg);
 }
 
+/* A tensor: block: its values resolved, and any change of it a restart (the ring's shape changes). */
+static void test_tensor(void **state)
+{
+	struct gi_config *next = calloc(1, sizeof(*next));
+	const char *fmt = BASE "streams:\n"
+			       "  - name: iq0\n"
+			       "    port: sensor0\n"
+			       "    match: {udp_dst_port: 5000}\n"
+			       "    frame: {packets: 4, payload_bytes: 1024}\n"
+			       "    tensor: {sample: ci16, shape: [%s], to: cf32, scale: 3.0517578125e-05}\n";
+	char yaml[1024], *out = NULL;
+	size_t len = 0;
+	unsigned n;
+	(void)state;
+
+	assert_non_null(next);
+	snprintf(yaml, sizeof(yaml), fmt, "1024");
+	expect_ok(yaml);
+	const struct gi_cfg_tensor *t = &cfg->streams[0].tensor;
+	assert_true(t->given);
+	assert_int_equal(t->sample, GI_TS_CI16);
+	assert_int_equal(t->dtype, GI_DT_CF32);
+	assert_int_equal(t->big, 1); /* the default: network order */
+	assert_int_equal(t->missing, GI_TM_ZERO);
+	assert_int_equal(t->n_shape, 1);
+	assert_int_equal(t->shape[0], 1024);
+	assert_true(t->scale_v == 3.0517578125e-05 && t->offset_v == 0.0);
+	snprintf(yaml, sizeof(yaml), fmt, "2, 512");
+	assert_int_equal(gi_config_load_string("n.yaml", yaml, strlen(yaml), next, NULL, &n), 0);
+	assert_int_equal(next->streams[0].tensor.n_shape, 2);
+	FILE *errf = open_memstream(&out, &len);
+	assert_int_equal(gi_config_restart_needed(cfg, next, errf), 1);
+	fclose(errf);
+	assert_string_equal(out, "n.yaml: streams[0].tensor.shape: changed from [1024] to [2, 512] "
+				 "(needs a restart)\n");
+	free(out);
+	/* same with a complex integer: its own component type */
+	expect_ok(BASE "streams:\n"
+		       "  - name: iq0\n"
+		       "    port: sensor0\n"
+		       "    match: {udp_dst_port: 5000}\n"
+		       "    frame: {packets: 4, payload_bytes: 1024}\n"
+		       "    tensor: {sample: ci8, shape: [2048], byteorder: little}\n");
+	assert_int_equal(cfg->streams[0].tensor.dtype, GI_DT_I8);
+	gi_config_free(next);
+	free(next);
+	gi_config_free(cfg);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reference_config),
 		cmocka_unit_test(test_demo_config),
+		cmocka_unit_test(test_tensor),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_accepted_forms),
 		cmocka_unit_test(test_names),

@@ -76,9 +76,19 @@ static void world_port(struct exec_fixture *w, int s)
 	exf_map_port(w, s, (uint16_t)(6000 + s));
 }
 
+/*
+ * Every frame also as a typed tensor: RAW12 pixels (3 bytes for 2, so
+ * groups straddle the 1000-byte packets) to float16, scaled, lost ones NaN
+ * — the tensor step on every worker of the CTA against the host's.
+ */
+static const struct gi_frame_tensor world_tensor = {
+	.dtype = GI_DT_F16, .ndim = 1, .shape = { 2 * (PPF * PAYLOAD / 3) }, .sample = GI_TS_RAW12, .big = 1,
+	.missing = GI_TM_NAN, .scale = 1.0 / 4096, .offset = -0.5,
+};
+
 static const struct exf_conf world = {
 	.format = GI_FORMAT_UDP_SEQ, .n_streams = NSTREAMS, .packets = PPF, .payload = PAYLOAD, .window = WINDOW,
-	.slots = SLOTS, .frame_timeout_ns = 0, .stream = world_port,
+	.slots = SLOTS, .frame_timeout_ns = 0, .stream = world_port, .tensor = &world_tensor,
 };
 
 static void add_pkt(struct traffic *t, int s, uint32_t frame, uint16_t idx, uint32_t seq)

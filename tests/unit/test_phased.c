@@ -119,10 +119,16 @@ static void world_stream(struct exec_fixture *f, int s)
 	}
 }
 
+/* every stream's frames also as a typed tensor: big-endian int16 to bfloat16, offset, lost samples 0 */
+static const struct gi_frame_tensor world_tensor = {
+	.dtype = GI_DT_BF16, .ndim = 1, .shape = { PPF * PAYLOAD / 2 }, .sample = GI_TS_I16, .big = 1,
+	.missing = GI_TM_ZERO, .scale = 1, .offset = 0.25,
+};
+
 static const struct exf_conf world = {
 	.formats = { GI_FORMAT_UDP_SEQ, GI_FORMAT_VITA49, GI_FORMAT_ROCEV2, GI_FORMAT_UDP_SEQ },
 	.format = GI_FORMAT_UDP_SEQ, .n_streams = N_STREAMS, .packets = PPF, .payload = PAYLOAD, .window = WINDOW,
-	.slots = SLOTS, .frame_timeout_ns = 0, .maxb = MAXB, .stream = world_stream,
+	.slots = SLOTS, .frame_timeout_ns = 0, .maxb = MAXB, .stream = world_stream, .tensor = &world_tensor,
 };
 
 /* Packet number `n` of stream s (its frame n / PPF, index n % PPF) into buf. */
@@ -203,10 +209,37 @@ static void run_random(struct exec_fixture *f, uint64_t seed, uint32_t n_pkts)
 	end_traffic(f, N_STREAMS);
 }
 
+/*
+ * Every published frame's tensor is its payload converted (the body NumPy
+ * checks bit for bit, tests/python/test_tensor.py), lost packets' samples
+ * zero: counts the frames checked, and of those the partial ones.
+ */
+static void check_tensors(struct exec_fixture *f, uint32_t *frames, uint32_t *partial)
+{
+	for (int s = 0; s < f->conf.n_streams; s++) {
+		struct gi_stream_rt *st = &f->st[s];
+		struct gi_frame_ring_hdr *h = st->ring;
+		uint8_t *want = calloc(1, h->tensor.bytes);
+		assert_non_null(want);
+		assert_int_equal(st->tensor.sample, GI_TS_I16);
+		for (uint64_t k = 0; k < h->n_slots; k++) {
+			struct gi_frame_slot *sl = gi_frame_slot_at(h, k);
+			if (!sl->seq || (sl->seq & 1) || sl->seq != 2 * sl->frame + 2)
+				continue;
+			const uint64_t *bm = sl->received != sl->expected ? gi_frame_bitmap(sl) : NULL;
+			gi_tensor_convert(&st->tensor, gi_frame_payload(h, sl), want, bm, &st->div_payload, 0, 1);
+			assert_memory_equal((uint8_t *)sl + h->tensor.off, want, h->tensor.bytes);
+			(*frames)++;
+			*partial += bm != NULL;
+		}
+		free(want);
+	}
+}
+
 static void test_random_traffic(void **state)
 {
 	(void)state;
-	uint32_t rounds = 0, runs = 0;
+	uint32_t rounds = 0, runs = 0, tensors = 0, tensors_partial = 0;
 	for (uint64_t seed = 1; seed <= 12; seed++) {
 		struct exec_fixture *f = exf_new(&world);
 		f->twin_gpu_form = seed % 2; /* the host's phases, or the GPU's split among workers */
@@ -220,8 +253,12 @@ static void test_random_traffic(void **state)
 		assert_true(f->ctr.drops[GI_DROP_MALFORMED_IP] + f->ctr.drops[GI_DROP_NO_STREAM] > 0);
 		rounds += f->twin_stalls;
 		runs += f->twin_runs;
+		check_tensors(f, &tensors, &tensors_partial);
 		exf_free(f);
 	}
+	print_message("frames whose tensor was checked: %u, %u of them with lost packets\n", tensors,
+		      tensors_partial);
+	assert_true(tensors > 50 && tensors_partial > 5);
 	/* batches spanning the ring made phase 2 stall and take more rounds;
 	 * clean stretches went through phase 2's run path (the impairments
 	 * above through its serial steps: the run path never counts them) */

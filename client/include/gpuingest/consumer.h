@@ -82,6 +82,27 @@ enum gic_crc_state {
 	GIC_CRC_MISMATCH = 2,
 };
 
+/*
+ * A frame as a typed tensor (the stream's `tensor:` block): its element
+ * type.  A complex integer sample typed as is (`to: same`) is its
+ * component type with a last dimension of 2 (I, Q).
+ */
+enum gic_dtype {
+	GIC_DTYPE_NONE = 0,  /* the stream has no tensor: frames are bytes only */
+	GIC_DTYPE_U8 = 1,
+	GIC_DTYPE_I8 = 2,
+	GIC_DTYPE_U16 = 3,
+	GIC_DTYPE_I16 = 4,
+	GIC_DTYPE_U32 = 5,
+	GIC_DTYPE_I32 = 6,
+	GIC_DTYPE_F16 = 7,
+	GIC_DTYPE_BF16 = 8,
+	GIC_DTYPE_F32 = 9,
+	GIC_DTYPE_CF16 = 10, /* complex: two float16 (I, Q) */
+	GIC_DTYPE_CF32 = 11, /* complex: two float32 (complex64) */
+};
+#define GIC_TENSOR_DIMS 5
+
 /* The sender's own record of a frame, when its format carries one (kind != NONE). */
 struct gic_sender {
 	uint32_t kind;           /* enum gic_sender_kind */
@@ -119,7 +140,13 @@ struct gic_frame {
 	struct gic_sender sender;
 	uint64_t seq_;           /* private: the seqlock word it was read under */
 	uint32_t flags_;         /* private */
-	uint32_t reserved[7];
+	/* the frame as a typed tensor (tensor_dtype != GIC_DTYPE_NONE), written before it was
+	 * published: compact, row-major, lost samples as the stream's tensor.missing says */
+	uint16_t tensor_dtype;   /* enum gic_dtype */
+	uint16_t tensor_ndim;    /* 1 .. GIC_TENSOR_DIMS */
+	const void *tensor;      /* host ring: the tensor in the ring; else NULL */
+	uint64_t tensor_dev_ptr; /* GPU ring: its device address; else 0 */
+	const uint32_t *tensor_shape; /* tensor_ndim sizes (the ring's: gic_info()->tensor_shape) */
 };
 
 /* Whether packet i of the frame arrived (its bytes are the sender's; others are stale). */
@@ -144,7 +171,10 @@ struct gic_ring_info {
 	uint32_t wake;           /* 1: waits sleep on the futex and the daemon wakes them;
 				  * 0: no wake object (the daemon's wake socket unreachable,
 				  * or none), waits poll (200 µs) */
-	uint32_t reserved[8];
+	uint32_t tensor_dtype;   /* enum gic_dtype: every frame's tensor; GIC_DTYPE_NONE: none */
+	uint32_t tensor_ndim;
+	uint32_t tensor_shape[GIC_TENSOR_DIMS];
+	uint32_t reserved[1];
 };
 
 struct gic_stats {

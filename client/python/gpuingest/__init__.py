@@ -45,7 +45,7 @@ import numpy as np
 
 __all__ = [
     "Closed", "Error", "Frame", "LibraryNotFound", "Overrun", "Restarted", "Ring", "RingInfo",
-    "RingNotFound", "Sender", "ShapeMismatch", "Stale", "VersionMismatch", "open", "strerror",
+    "RingNotFound", "Sender", "ShapeMismatch", "Stale", "Tensor", "VersionMismatch", "open", "strerror",
 ]
 
 try:
@@ -75,6 +75,21 @@ _CRC_STATES = {0: "unchecked", 1: "ok", 2: "mismatch"}
 
 # DLPack device types (dlpack.h)
 _DL_CPU, _DL_CUDA = 1, 2
+# DLPack type codes (dlpack.h)
+_DL_INT, _DL_UINT, _DL_FLOAT, _DL_BFLOAT, _DL_COMPLEX = 0, 1, 2, 4, 5
+
+# enum gic_dtype -> (name, NumPy/CUDA Array Interface type of one value, DLPack (code, bits) of one
+# element, values per element): complex float16 has no NumPy type, so NumPy and the CUDA Array
+# Interface see it as float16 pairs (a last dimension of 2); bfloat16 has none either (NumPy sees
+# its bits as uint16 unless ml_dtypes is installed; DLPack carries it as kDLBfloat)
+_DTYPES = {
+    1: ("u8", "|u1", (_DL_UINT, 8), 1), 2: ("i8", "|i1", (_DL_INT, 8), 1),
+    3: ("u16", "<u2", (_DL_UINT, 16), 1), 4: ("i16", "<i2", (_DL_INT, 16), 1),
+    5: ("u32", "<u4", (_DL_UINT, 32), 1), 6: ("i32", "<i4", (_DL_INT, 32), 1),
+    7: ("f16", "<f2", (_DL_FLOAT, 16), 1), 8: ("bf16", None, (_DL_BFLOAT, 16), 1),
+    9: ("f32", "<f4", (_DL_FLOAT, 32), 1), 10: ("cf16", "<f2", (_DL_COMPLEX, 32), 2),
+    11: ("cf32", "<c8", (_DL_COMPLEX, 64), 1),
+}
 
 
 # ---- errors -------------------------------------------------------------------
@@ -144,7 +159,9 @@ class _Frame(ctypes.Structure):
                 ("expected", _u32), ("received", _u32), ("bytes", _u64), ("payload_bytes", _u32),
                 ("bitmap_words", _u32), ("bitmap", ctypes.c_void_p), ("data", ctypes.c_void_p),
                 ("dev_ptr", _u64), ("first_ts_ns", _u64), ("first_rx_ns", _u64), ("publish_ns", _u64),
-                ("sender", _Sender), ("seq_", _u64), ("flags_", _u32), ("reserved", _u32 * 7)]
+                ("sender", _Sender), ("seq_", _u64), ("flags_", _u32), ("tensor_dtype", ctypes.c_uint16),
+                ("tensor_ndim", ctypes.c_uint16), ("tensor", ctypes.c_void_p), ("tensor_dev_ptr", _u64),
+                ("tensor_shape", ctypes.POINTER(_u32))]
 
 
 class _RingInfo(ctypes.Structure):
@@ -152,7 +169,7 @@ class _RingInfo(ctypes.Structure):
                 ("format", _u32), ("n_slots", _u32), ("packets", _u32), ("payload_bytes", _u32),
                 ("in_device", _u32), ("frame_bytes", _u64), ("created_ns", _u64),
                 ("pci_bus_id", ctypes.c_char * 32), ("cuda_device", _i32), ("wake", _u32),
-                ("reserved", _u32 * 8)]
+                ("tensor_dtype", _u32), ("tensor_ndim", _u32), ("tensor_shape", _u32 * 5), ("reserved", _u32 * 1)]
 
 
 class _Stats(ctypes.Structure):
@@ -171,10 +188,12 @@ _C_LAYOUT = {
     _Frame: (192, {"frame": 0, "sensor_frame": 8, "sensor_id": 16, "state": 20, "expected": 24, "received": 28,
                    "bytes": 32, "payload_bytes": 40, "bitmap_words": 44, "bitmap": 48, "data": 56, "dev_ptr": 64,
                    "first_ts_ns": 72, "first_rx_ns": 80, "publish_ns": 88, "sender": 96, "seq_": 152,
-                   "flags_": 160, "reserved": 164}),
+                   "flags_": 160, "tensor_dtype": 164, "tensor_ndim": 166, "tensor": 168, "tensor_dev_ptr": 176,
+                   "tensor_shape": 184}),
     _RingInfo: (432, {"stream": 0, "shm": 64, "ring_version": 320, "format": 324, "n_slots": 328, "packets": 332,
                       "payload_bytes": 336, "in_device": 340, "frame_bytes": 344, "created_ns": 352,
-                      "pci_bus_id": 360, "cuda_device": 392, "wake": 396, "reserved": 400}),
+                      "pci_bus_id": 360, "cuda_device": 392, "wake": 396, "tensor_dtype": 400, "tensor_ndim": 404,
+                      "tensor_shape": 408, "reserved": 428}),
     _Stats: (152, {"complete": 0, "partial": 8, "timed_out": 16, "corrupt": 24, "missing": 32, "overruns": 40,
                    "skipped": 48, "frames": 56, "first_frame": 64, "next_frame": 72, "started": 80,
                    "reserved0": 84, "waits": 88, "protocol_errors": 96, "reserved": 104}),
@@ -340,16 +359,18 @@ def _capsule_gone(capsule, _live=_dl_live, _valid=_capsule_is_valid, _pointer=_c
 _capsule_destructor = _CapsuleDestructor(_capsule_gone)
 
 
-def _dlpack_capsule(address, nbytes, device, owner):
-    """A "dltensor" capsule of a 1-D uint8 tensor at `address` on `device`,
-    keeping `owner` alive until the consumer's deleter (or the capsule's
-    destructor, if nobody took it) runs."""
-    shape = (ctypes.c_int64 * 1)(nbytes)
+def _dlpack_capsule(address, dims, device, owner, dtype=(_DL_UINT, 8)):
+    """A "dltensor" capsule of a compact row-major tensor of `dims` elements
+    of DLPack `dtype` (code, bits) at `address` on `device`, keeping `owner`
+    alive until the consumer's deleter (or the capsule's destructor, if
+    nobody took it) runs."""
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    shape = (ctypes.c_int64 * len(dims))(*dims)
     mt = _DLManagedTensor()
     mt.dl_tensor.data = address
     mt.dl_tensor.device = _DLDevice(*device)
-    mt.dl_tensor.ndim = 1
-    mt.dl_tensor.dtype = _DLDataType(1, 8, 1)  # kDLUInt, 8 bits, 1 lane
+    mt.dl_tensor.ndim = len(dims)
+    mt.dl_tensor.dtype = _DLDataType(dtype[0], dtype[1], 1)
     mt.dl_tensor.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
     mt.dl_tensor.strides = None  # compact, row-major
     mt.dl_tensor.byte_offset = 0
@@ -379,6 +400,8 @@ class RingInfo:
     pci_bus_id: str      # GPU rings: the daemon's GPU
     cuda_device: int     # GPU rings: its CUDA ordinal in this process; else -1
     wake: bool           # True: waits sleep on the ring's futex; False: they poll every 200 us
+    tensor_dtype: str    # the frames' tensor type (the stream's tensor:): 'cf32', 'u16', ...; '' for none
+    tensor_shape: tuple  # its shape (a complex integer typed as is: a last dimension of 2); () for none
 
 
 Sender = namedtuple("Sender", "kind flags frame_number bytes_written sof_ns meta_ns crc psn crc_state")
@@ -466,7 +489,9 @@ class Ring:
             ring_version=c.ring_version, format=c.format, format_name=FORMATS.get(c.format, str(c.format)),
             n_slots=c.n_slots, packets=c.packets, payload_bytes=c.payload_bytes, frame_bytes=c.frame_bytes,
             created_ns=c.created_ns, in_device=bool(c.in_device), pci_bus_id=c.pci_bus_id.decode(errors="replace"),
-            cuda_device=c.cuda_device, wake=bool(c.wake))
+            cuda_device=c.cuda_device, wake=bool(c.wake),
+            tensor_dtype=_DTYPES[c.tensor_dtype][0] if c.tensor_dtype in _DTYPES else "",
+            tensor_shape=tuple(c.tensor_shape[:c.tensor_ndim]) if c.tensor_dtype in _DTYPES else ())
 
     def __repr__(self):
         state = "closed" if self._h is None else f"{self.info.n_slots} slots"
@@ -691,10 +716,56 @@ class Frame:
                                     f"bytes, the shape asks for {_items(shape)})") from None
         return arr
 
+    # ---- the frame as a typed tensor (the stream's tensor: block) ----
+
+    def _tensor_layout(self):
+        """(address, dims, NumPy/CAI typestr, DLPack dtype) of the frame's tensor, or None without one."""
+        f = self._f
+        if f.tensor_dtype not in _DTYPES:
+            return None
+        _, typestr, dl, per = _DTYPES[f.tensor_dtype]
+        dims = tuple(f.tensor_shape[d] for d in range(f.tensor_ndim))
+        return f.tensor_dev_ptr or f.tensor, dims, typestr, dl, per
+
+    @property
+    def tensor_dtype(self):
+        """The tensor's type ('cf32', 'u16', 'bf16', ...), '' when the stream has no tensor: block."""
+        return _DTYPES[self._f.tensor_dtype][0] if self._f.tensor_dtype in _DTYPES else ""
+
+    def tensor(self):
+        """The frame as its stream's typed tensor, without a copy: the samples
+        the daemon converted (tensor: in the config) before it published the
+        frame, lost packets' samples zero or NaN as configured.  Host rings: a
+        read-only NumPy array of the tensor's dtype and shape (complex float16
+        as float16 pairs, a last dimension of 2; bfloat16 as ml_dtypes'
+        bfloat16 if installed, else its bits as uint16).  GPU rings: a Tensor
+        for torch.from_dlpack() (complex64, float16, bfloat16, uint16, ...)
+        and cupy.asarray().  Only for the newest frame next() returned, as
+        numpy(); Error if the stream has no tensor: block."""
+        lay = self._tensor_layout()
+        if lay is None:
+            raise Error(f"frame {self.frame}: stream {self._ring.info.stream!r} has no tensor: block (its frames "
+                        f"are bytes: numpy(), copy(), DLPack)")
+        self._current("tensor()")
+        address, dims, typestr, dl, per = lay
+        if self._f.tensor_dev_ptr:
+            return Tensor(self, address, dims, typestr, dl, per)
+        items = math.prod(dims) * per
+        if typestr is None:  # bfloat16
+            try:
+                bf16 = np.dtype(importlib.import_module("ml_dtypes").bfloat16)
+            except ModuleNotFoundError:
+                bf16 = np.dtype("<u2")
+            return np.asarray(_HostMemory(address, items * 2, self._h)).view(bf16).reshape(dims)
+        dt = np.dtype(typestr)
+        arr = np.asarray(_HostMemory(address, items * dt.itemsize, self._h)).view(dt)
+        return arr.reshape(dims + ((per,) if per > 1 else ()))
+
     @property
     def __cuda_array_interface__(self):
         """CUDA Array Interface v3 of a GPU ring's frame (cupy.asarray,
-        numba.cuda.as_cuda_array, torch.as_tensor).  AttributeError on host
+        numba.cuda.as_cuda_array, torch.as_tensor): its tensor when the
+        stream has a tensor: block, else its bytes.  AttributeError on host
         rings, so those libraries see it is not device memory.  read-only is
         False although consumers must not write: PyTorch refuses the flag.
         stream None: the frame was complete before it was published, nothing
@@ -703,6 +774,9 @@ class Frame:
         if not self._f.dev_ptr:
             raise AttributeError("__cuda_array_interface__: this frame is in host memory (use numpy())")
         self._current("__cuda_array_interface__")
+        lay = self._tensor_layout()
+        if lay is not None:
+            return Tensor(self, *lay[:2], *lay[2:]).__cuda_array_interface__
         return {"shape": (self._f.bytes,), "typestr": "|u1", "data": (self._f.dev_ptr, False), "version": 3,
                 "strides": None, "stream": None}
 
@@ -713,21 +787,70 @@ class Frame:
         return (_DL_CPU, 0)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """A DLPack capsule of the frame as a 1-D uint8 tensor, without a copy
-        (torch.from_dlpack, np.from_dlpack on host frames, cupy.from_dlpack).
-        `stream` needs no synchronization: the frame was complete before it
-        was published.  DLPack cannot mark a tensor read-only: do not write.
-        copy=True (host rings) exports a checked copy instead."""
+        """A DLPack capsule of the frame without a copy (torch.from_dlpack,
+        np.from_dlpack on host frames, cupy.from_dlpack): its tensor, typed
+        and shaped, when the stream has a tensor: block (complex64 as
+        kDLComplex 64, bfloat16 as kDLBfloat 16, ...), else its bytes as a
+        1-D uint8 tensor.  `stream` needs no synchronization: the frame was
+        complete before it was published.  DLPack cannot mark a tensor
+        read-only: do not write.  copy=True (host rings) exports a checked
+        copy instead."""
         device = self.__dlpack_device__()
         if dl_device is not None and tuple(dl_device) != device:
             raise BufferError(f"frame {self.frame} is on DLPack device {device}, not {tuple(dl_device)}")
         if device[0] == _DL_CPU and stream not in (None, -1):
             raise BufferError(f"__dlpack__: stream {stream!r} for a host frame (None expected)")
+        lay = self._tensor_layout()
         if copy:
             if device[0] != _DL_CPU:
                 raise BufferError("__dlpack__(copy=True): a GPU frame is copied to the host only; use copy()")
+            if lay is not None:
+                arr = np.array(self.tensor())  # a copy, then the check that it was this frame's
+                if not self.valid():
+                    raise Overrun(f"frame {self.frame}: overwritten by the daemon while it was copied", OVERRUN)
+                return _dlpack_capsule(arr.ctypes.data, lay[1], device, arr, lay[3])
             arr = self.copy()
             return _dlpack_capsule(arr.ctypes.data, arr.nbytes, device, arr)
         self._current("__dlpack__")
+        if lay is not None:
+            return _dlpack_capsule(lay[0], lay[1], device, self._h, lay[3])
         address = self._f.dev_ptr or self._f.data
         return _dlpack_capsule(address, self._f.bytes, device, self._h)
+
+
+class Tensor:
+    """A GPU frame's tensor (Frame.tensor()): hands the daemon's memory to
+    torch.from_dlpack() or cupy.asarray() without a copy, typed and shaped.
+    Keeps the frame (and the ring's mapping) alive; like the frame, its
+    data is the frame only while frame.valid() says so."""
+    __slots__ = ("frame", "address", "shape", "dtype", "_typestr", "_dl", "_per")
+
+    def __init__(self, frame, address, dims, typestr, dl, per):
+        self.frame, self.address, self.shape = frame, address, tuple(dims)
+        self.dtype = frame.tensor_dtype
+        self._typestr, self._dl, self._per = typestr, dl, per
+
+    def __repr__(self):
+        return f"<gpuingest.Tensor {self.dtype} {list(self.shape)} of frame {self.frame.frame} at 0x{self.address:x}>"
+
+    @property
+    def __cuda_array_interface__(self):
+        """CUDA Array Interface v3 (CuPy, Numba): complex float16 as float16
+        pairs; bfloat16 has no type there (AttributeError: use DLPack)."""
+        if self._typestr is None:
+            raise AttributeError("__cuda_array_interface__: bfloat16 has no CUDA Array Interface type; use "
+                                 "torch.from_dlpack(frame)")
+        return {"shape": self.shape + ((self._per,) if self._per > 1 else ()), "typestr": self._typestr,
+                "data": (self.address, False), "version": 3, "strides": None, "stream": None}
+
+    def __dlpack_device__(self):
+        return self.frame.__dlpack_device__()
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if copy:
+            raise BufferError("__dlpack__(copy=True): a GPU tensor is not copied here; use frame.copy()")
+        device = self.__dlpack_device__()
+        if dl_device is not None and tuple(dl_device) != device:
+            raise BufferError(f"frame {self.frame.frame} is on DLPack device {device}, not {tuple(dl_device)}")
+        self.frame._current("__dlpack__")
+        return _dlpack_capsule(self.address, self.shape, device, self.frame._h, self._dl)
