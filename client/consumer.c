@@ -680,26 +680,27 @@ int gic_valid(struct gic_ring *r, struct gic_frame *f)
 	return 0;
 }
 
-int gic_copy(struct gic_ring *r, struct gic_frame *f, void *dst, size_t dst_len)
+/* bytes of f at host address `host` or device address `dev` to dst, then the seqlock check. */
+static int copy_checked(struct gic_ring *r, struct gic_frame *f, const void *host, uint64_t dev, uint64_t bytes,
+			void *dst, size_t dst_len, const char *what)
 {
-	if (dst_len < f->bytes) {
-		snprintf(r->err, sizeof(r->err), "gic_copy: %zu bytes for a %llu-byte frame", dst_len,
-			 (unsigned long long)f->bytes);
+	if (dst_len < bytes) {
+		snprintf(r->err, sizeof(r->err), "%s: %zu bytes for %llu", what, dst_len, (unsigned long long)bytes);
 		return -ENOSPC;
 	}
-	if (f->data) {
-		memcpy(dst, f->data, f->bytes);
-	} else if (f->dev_ptr) {
+	if (host) {
+		memcpy(dst, host, bytes);
+	} else if (dev) {
 #ifdef GI_HAVE_CUDA_H
 		char why[160];
 		CUresult res = CUDA_SUCCESS;
 		if (gi_cuda_drv_make_current(&r->drv) < 0)
 			res = CUDA_ERROR_INVALID_CONTEXT;
-		if (res == CUDA_SUCCESS && f->bytes)
-			res = r->drv.memcpy_dtoh(dst, (CUdeviceptr)f->dev_ptr, f->bytes);
+		if (res == CUDA_SUCCESS && bytes)
+			res = r->drv.memcpy_dtoh(dst, (CUdeviceptr)dev, bytes);
 		if (res != CUDA_SUCCESS) {
-			snprintf(r->err, sizeof(r->err), "cuMemcpyDtoH of frame %llu: %s", (unsigned long long)f->frame,
-				 gi_cuda_drv_strerror(&r->drv, (int)res, why, sizeof(why)));
+			snprintf(r->err, sizeof(r->err), "%s: cuMemcpyDtoH of frame %llu: %s", what,
+				 (unsigned long long)f->frame, gi_cuda_drv_strerror(&r->drv, (int)res, why, sizeof(why)));
 			return -EIO;
 		}
 #else
@@ -707,6 +708,31 @@ int gic_copy(struct gic_ring *r, struct gic_frame *f, void *dst, size_t dst_len)
 #endif
 	}
 	return gic_valid(r, f) ? GIC_OK : GIC_OVERRUN;
+}
+
+int gic_copy(struct gic_ring *r, struct gic_frame *f, void *dst, size_t dst_len)
+{
+	return copy_checked(r, f, f->data, f->dev_ptr, f->bytes, dst, dst_len, "gic_copy");
+}
+
+uint64_t gic_tensor_bytes(const struct gic_ring *r)
+{
+	const struct gic_ring_info *in = &r->info;
+	uint64_t n = gi_tensor_value_bytes(in->tensor_dtype) * (gi_tensor_dtype_complex(in->tensor_dtype) ? 2u : 1u);
+
+	for (uint32_t d = 0; n && d < in->tensor_ndim; d++)
+		n *= in->tensor_shape[d];
+	return n;
+}
+
+int gic_copy_tensor(struct gic_ring *r, struct gic_frame *f, void *dst, size_t dst_len)
+{
+	if (!f->tensor_dtype) {
+		snprintf(r->err, sizeof(r->err), "gic_copy_tensor: stream %s has no tensor: block", r->info.stream);
+		return -ENOENT;
+	}
+	return copy_checked(r, f, f->tensor, f->tensor_dev_ptr, gic_tensor_bytes(r), dst, dst_len,
+			    "gic_copy_tensor");
 }
 
 uint64_t gic_skip_to_newest(struct gic_ring *r)

@@ -33,6 +33,10 @@ import numpy as np
 
 import gpuingest
 
+# the NumPy reference of the executor's tensor conversion (tests/python/test_tensor.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import test_tensor  # noqa: E402
+
 M64 = (1 << 64) - 1
 MAX_PROBLEMS = 10
 
@@ -143,12 +147,19 @@ class Checker:
         return arr
 
     def device_bytes(self, f):
-        """CUDA Array Interface and DLPack give the device pointer; the bytes come through copy()."""
+        """CUDA Array Interface and DLPack give the device pointer (the tensor's, typed, when the stream has a
+        tensor: block); the bytes come through copy()."""
         info = self.info
         cai = f.__cuda_array_interface__
-        if cai["data"] != (f.dev_ptr, False) or cai["shape"] != (f.nbytes,) or cai["typestr"] != "|u1" or \
+        if info.tensor_dtype:
+            _, typestr, (code, bits), per = gpuingest._DTYPES[f._f.tensor_dtype]
+            address, shape = f._f.tensor_dev_ptr, info.tensor_shape
+            cai_shape = shape + ((per,) if per > 1 else ())
+        else:
+            address, shape, typestr, code, bits, cai_shape = f.dev_ptr, (f.nbytes,), "|u1", 1, 8, (f.nbytes,)
+        if cai["data"] != (address, False) or cai["shape"] != cai_shape or cai["typestr"] != typestr or \
                 cai["version"] != 3 or cai.get("strides") is not None:
-            self.problem(f, f"__cuda_array_interface__ {cai}, dev_ptr 0x{f.dev_ptr:x}")
+            self.problem(f, f"__cuda_array_interface__ {cai}, expected 0x{address:x} {cai_shape} {typestr}")
         self.t["cai_checked"] += 1
         if f.__dlpack_device__() != (2, info.cuda_device):
             self.problem(f, f"__dlpack_device__ {f.__dlpack_device__()}, expected (2, {info.cuda_device})")
@@ -158,7 +169,8 @@ class Checker:
         t = mt.dl_tensor
         got = (t.data, t.device.device_type, t.device.device_id, t.ndim, t.shape[0], t.dtype.code, t.dtype.bits,
                t.dtype.lanes, t.strides, t.byte_offset)
-        want = (f.dev_ptr, 2, info.cuda_device, 1, f.nbytes, 1, 8, 1, None, 0)
+        got = got[:3] + (t.ndim, tuple(t.shape[d] for d in range(t.ndim))) + got[5:]
+        want = (address, 2, info.cuda_device, len(shape), shape, code, bits, 1, None, 0)
         if got != want:
             self.problem(f, f"DLManagedTensor {got}, expected {want}")
         # what torch.from_dlpack does: take the capsule, and later call the deleter once
@@ -169,7 +181,7 @@ class Checker:
         if len(gpuingest._dl_live) != live:
             self.problem(f, "the DLPack deleter did not release the tensor")
         self.t["dlpack_checked"] += 1
-        if GPU_LIBS:
+        if GPU_LIBS and not info.tensor_dtype:  # with a tensor, tensor() checks what the libraries see
             self.gpu_libs(f)
         try:
             f.numpy()
@@ -226,6 +238,47 @@ class Checker:
         self.t["packets_verified"] += packets
         self.t["bytes_verified"] += nbytes
         self.t["frames_seen"] += 1
+        if self.a.tensor:
+            self.tensor(f, want, present[:data_packets])
+
+    def tensor(self, f, sent, present):
+        """The frame's tensor (--tensor): the simulator's bytes converted by NumPy, lost samples as configured;
+        zero-copy where the frame lives (host: the ring; GPU: its device address for DLPack and CuPy/PyTorch)."""
+        sample, to, order, scale, offset, missing = self.a.tensor.split(",")
+        to = None if to == "same" else to
+        mask = "".join("1" if p else "0" for p in present)
+        want = test_tensor.reference(sent.tobytes(), sample, to, order == "big", float(scale), float(offset),
+                                     missing, mask, f.payload_bytes)
+        dt = to or test_tensor.SAME[sample]
+        if f.tensor_dtype != dt or self.info.tensor_dtype != dt:
+            self.problem(f, f"tensor dtype {f.tensor_dtype!r} (ring {self.info.tensor_dtype!r}), expected {dt!r}")
+        t = f.tensor()
+        if f.dev_ptr:
+            if not isinstance(t, gpuingest.Tensor) or t.address != f._f.tensor_dev_ptr or not t.address:
+                self.problem(f, f"tensor() of a GPU frame is {t!r}")
+            for name, lib in GPU_LIBS.items():  # the libraries' own import of the device memory
+                g = lib.from_dlpack(f) if name == "torch" else lib.asarray(f)
+                host = g.cpu().numpy() if name == "torch" else lib.asnumpy(g)
+                if tuple(g.shape)[:len(self.info.tensor_shape)] != self.info.tensor_shape or \
+                        not test_tensor.same_bits(host.tobytes(), want, dt in ("f16", "cf16", "f32", "cf32"),
+                                                  {"f16": 2, "cf16": 2}.get(dt, 4)):
+                    self.problem(f, f"{name}: tensor {tuple(g.shape)} {g.dtype} differs from NumPy's", "mismatches")
+                self.t[name + "_tensors_checked"] = self.t.get(name + "_tensors_checked", 0) + 1
+        else:
+            if t.__array_interface__["data"][0] != f._f.tensor or t.flags.writeable:
+                self.problem(f, "tensor() is not the ring's own read-only memory")
+            if t.shape[:len(self.info.tensor_shape)] != self.info.tensor_shape:
+                self.problem(f, f"tensor() shape {t.shape}, the ring says {self.info.tensor_shape}")
+        try:
+            got = f.copy_tensor().tobytes()
+        except gpuingest.Overrun:
+            return
+        width = {"f16": 2, "cf16": 2, "f32": 4, "cf32": 4}.get(dt, 0)
+        if not test_tensor.same_bits(got, want, bool(width), width or 4):
+            g, w = np.frombuffer(got, np.uint8), np.frombuffer(want, np.uint8)
+            self.problem(f, f"tensor differs from NumPy's conversion ({int(np.count_nonzero(g != w))} bytes)",
+                         "mismatches")
+        self.t["tensors_verified"] = self.t.get("tensors_verified", 0) + 1
 
     def finish(self, ring, sim_path):
         s = ring.stats()
@@ -292,6 +345,8 @@ def main():
     ap.add_argument("--clean", action="store_true", help="clean traffic: only complete frames, no overrun")
     ap.add_argument("--wait", type=float, default=20.0)
     ap.add_argument("--ready", help="create this file once the ring is open (the test's go signal for traffic)")
+    ap.add_argument("--tensor", help="SAMPLE,TO,BYTEORDER,SCALE,OFFSET,MISSING: the stream's tensor: block, "
+                                     "each frame's tensor checked against NumPy's conversion of what was sent")
     a = ap.parse_args()
 
     try:

@@ -13,7 +13,9 @@
 #  1. clean traffic, sender frame numbers wrapping past 2^32: every frame
 #     complete, none overrun, all bytes verified;
 #  2. loss, duplication and reordering: partial frames, verified over the
-#     packets their bitmap says arrived.
+#     packets their bitmap says arrived;
+#  3. the same with a tensor: block on each stream (complex64 from IQ, uint16
+#     from RAW10): every frame's tensor against NumPy's conversion.
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -74,6 +76,7 @@ wait_py_ready() {
 }
 
 # run_case LABEL CHECK_ARGS CHECKER_ARGS SIM_ARGS... (the *_ARGS strings word-split: "" or --clean)
+# TENSOR_S0, TENSOR_S1: each stream's checker --tensor spec (GI_TENSOR_s0/s1: its config)
 run_case() {
   local label=$1 check_args=$2 py_args=$3; shift 3
   echo "=== $label"
@@ -84,9 +87,9 @@ run_case() {
   start_sim --streams 2 --dst-port 5000 --geometry 32x512,20x1000 --start-file "$T/go" "$@"
   start_daemon "$T/$label.yaml"
   # shellcheck disable=SC2086
-  start_py_consumer s0 0 $py_args
+  start_py_consumer s0 0 $py_args ${TENSOR_S0:+--tensor $TENSOR_S0}
   # shellcheck disable=SC2086
-  start_py_consumer s1 1 $py_args
+  start_py_consumer s1 1 $py_args ${TENSOR_S1:+--tensor $TENSOR_S1}
   wait_py_ready s0 s1
   wait_sim
   wait_delivered "$(sim_sent)"
@@ -105,10 +108,19 @@ for path in sys.argv[1:]:
     views = j["zero_copy_checked"] if j["ring"] == "host" else j["dlpack_checked"]
     print(f"  {j['stream']} ({j['ring']} ring): {j['frames_seen']} frames verified, {j['frames_complete']} complete, "
           f"{j['frames_partial']} partial, {j['packets_verified']} packets, {j['bytes_verified']} bytes, "
-          f"{views} views checked, sender frames from {j['first_sensor_frame']}")
+          f"{views} views checked, sender frames from {j['first_sensor_frame']}"
+          + (f", {j['tensors_verified']} tensors verified" if "tensors_verified" in j else ""))
 PY
 }
 
 run_case clean --clean --clean --frames 150 --rate 10000 --seed 1 --frame-start 4294967246
 run_case impaired "" "" --frames 150 --rate 10000 --seed 7 --loss 0.01 --dup 0.01 --reorder 0.02 --reorder-depth 8
+# 3. typed tensors (tensor:): IQ pairs to complex64 with lost samples NaN, and
+#    a RAW10 image to uint16 with lost pixels 0, on impaired traffic: each
+#    frame's tensor against NumPy's conversion of the simulator's bytes
+export GI_TENSOR_s0="{sample: ci16, byteorder: big, shape: [4096], to: cf32, scale: 3.0517578125e-05, missing: nan}"
+export GI_TENSOR_s1="{sample: raw10, shape: [16, 1000], to: u16}"
+TENSOR_S0=ci16,cf32,big,3.0517578125e-05,0,nan TENSOR_S1=raw10,u16,big,1,0,zero \
+  run_case tensor "" "" --frames 100 --rate 10000 --seed 9 --loss 0.01 --dup 0.01 --reorder 0.02 --reorder-depth 8
+unset GI_TENSOR_s0 GI_TENSOR_s1
 echo "PASS"

@@ -388,6 +388,9 @@ class Tensors(unittest.TestCase):
         self.assertEqual((d.dtype, d.shape), (np.complex64, (1000,)))
         np.testing.assert_array_equal(d, want)
         self.assertEqual(f.numpy().shape, (4000,))  # numpy(): still the raw bytes
+        c = f.copy_tensor()  # gic_copy_tensor: a checked copy
+        self.assertNotEqual(c.__array_interface__["data"][0], f._f.tensor)
+        np.testing.assert_array_equal(c, want)
         self.assertTrue(f.valid())
 
     def test_uint16_image_and_pairs(self):

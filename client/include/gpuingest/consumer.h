@@ -250,6 +250,16 @@ int gic_valid(struct gic_ring *r, struct gic_frame *f);
 int gic_copy(struct gic_ring *r, struct gic_frame *f, void *dst, size_t dst_len);
 
 /*
+ * The frame's tensor (the stream's tensor: block) copied to host memory dst
+ * of dst_len >= gic_tensor_bytes() bytes, then checked like gic_copy():
+ * GIC_OK, GIC_OVERRUN, -ENOSPC, -EIO, or -ENOENT (the stream has none).
+ */
+int gic_copy_tensor(struct gic_ring *r, struct gic_frame *f, void *dst, size_t dst_len);
+
+/* Bytes of each frame's tensor (elements x their size), 0 if the stream has no tensor: block. */
+uint64_t gic_tensor_bytes(const struct gic_ring *r);
+
+/*
  * For a consumer that fell behind: the next gic_next() returns the newest
  * published frame (or the next to be published).  Returns how many frames
  * were passed over (counted as skipped).

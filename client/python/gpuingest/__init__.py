@@ -233,6 +233,7 @@ def _declare(lib):
         "gic_next": (ctypes.c_int, [vp, fp, ctypes.c_int]),
         "gic_valid": (ctypes.c_int, [vp, fp]),
         "gic_copy": (ctypes.c_int, [vp, fp, vp, ctypes.c_size_t]),
+        "gic_copy_tensor": (ctypes.c_int, [vp, fp, vp, ctypes.c_size_t]),
         "gic_skip_to_newest": (_u64, [vp]),
         "gic_stats": (None, [vp, ctypes.POINTER(_Stats)]),
         "gic_strerror": (ctypes.c_char_p, [ctypes.c_int]),
@@ -760,6 +761,31 @@ class Frame:
         dt = np.dtype(typestr)
         arr = np.asarray(_HostMemory(address, items * dt.itemsize, self._h)).view(dt)
         return arr.reshape(dims + ((per,) if per > 1 else ()))
+
+    def copy_tensor(self):
+        """The frame's tensor copied to host memory (host or GPU ring) and
+        checked in one step, as a NumPy array of tensor()'s dtype and shape
+        (bfloat16: its bits as uint16 unless ml_dtypes is installed).
+        Raises Overrun if the daemon overwrote the frame during the copy."""
+        lay = self._tensor_layout()
+        if lay is None:
+            raise Error(f"frame {self.frame}: stream {self._ring.info.stream!r} has no tensor: block")
+        _, dims, typestr, _, per = lay
+        if typestr is None:
+            try:
+                dt = np.dtype(importlib.import_module("ml_dtypes").bfloat16)
+            except ModuleNotFoundError:
+                dt = np.dtype("<u2")
+        else:
+            dt = np.dtype(typestr)
+        out = np.empty(dims + ((per,) if per > 1 else ()), dtype=dt)
+        rc = _lib.gic_copy_tensor(self._h.ptr, self._f, out.ctypes.data, out.nbytes)
+        if rc == OK:
+            return out
+        if rc == OVERRUN:
+            raise Overrun(f"frame {self.frame}: overwritten by the daemon while its tensor was copied", rc)
+        last = _lib.gic_last_error(self._h.ptr).decode(errors="replace")
+        raise Error(f"frame {self.frame}: tensor copy failed: {last or strerror(rc)}", rc)
 
     @property
     def __cuda_array_interface__(self):
