@@ -135,6 +135,7 @@ CAL = dict(
     commit_frame=1.73, # per frame published: mirror copy, seq words
     end=2.2,           # counters, the mirror's stores to host memory, the barriers; the fence apart
     fence_contention=0.72,  # µs more per system fence for each doubling of the CTAs that fence at once
+    tensor_frame=0.5,  # per frame converted: the pending scan, a barrier (unmeasured: no GPU has run the step)
 )
 PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "probe_run_link": 51,
              "probe_frame_open": 114, "probe_frame_end": 4733, "probe_make_visible": 1795, "probe_batch_end": 187}
@@ -306,11 +307,12 @@ def scaled(pc, base, *probes):
     return base * sum(pc[p]["all"] for p in probes) / then if pc else base
 
 
-def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="now", floors=None):
+def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="now", floors=None, tensor_ratio=0.0):
     """Microseconds per batch on one CTA (one stream per ring), by step (STEPS), and the rates.
 
     g: a GPUS row; pc: probe counts (probe_counts()); floors: measured
-    floors (bench/gpu_floors' JSON) that replace the row's."""
+    floors (bench/gpu_floors' JSON) that replace the row's; tensor_ratio:
+    a tensor: block writing that many tensor bytes per frame byte (0: none)."""
     g = dict(g)
     if floors:
         for key, fk in (("pcie", "host_load_us"), ("l2", "l2_load_us"), ("fence", "fence_sys_us")):
@@ -346,7 +348,14 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
     t["place"] = rounds * (CAL["place_round"] + max(groups * g["l2"] + chunks * CAL["chunk_issue"],
                                                     lines * CAL["place_line"]))
     t["verify"] = 0.0                             # custom format: no sender CRC
-    t["tensor"] = 0.0                             # no tensor: block (the measured tables have none)
+    # tensor: every thread on the round's frames, each frame byte read and tensor_ratio bytes written: the
+    # place step's bytes per µs on this CTA, times TENSOR_ALU for the arithmetic a copy does not have (a
+    # guess until a GPU measures the step: bench/gpu_model.md), and a barrier per frame
+    t["tensor"] = 0.0
+    if tensor_ratio:
+        rate = n * payload / max(t["place"], 1e-9)   # frame bytes per µs the copy moves (read + write)
+        t["tensor"] = frames * (CAL["tensor_frame"] + TENSOR_ALU * frame_packets * payload *
+                                (1 + tensor_ratio) / 2 / rate)
     t["commit"] = CAL["commit"] + busy * st["commit_fences"] * fence_host + frames * scaled(
         pc, CAL["commit_frame"], "probe_make_visible")
     t["end"] = CAL["end"] + fence_host
@@ -396,6 +405,9 @@ def md_table(rows, head):
     return "\n".join(out)
 
 
+TENSOR_ALU = 2.0  # unmeasured: conversion vs copy cost per byte on the GPU
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--nvcc")
@@ -406,6 +418,8 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--threads", type=int, default=256)
     ap.add_argument("--frame-packets", type=int, default=64)
+    ap.add_argument("--tensor-ratio", type=float, default=0.0, help="a tensor: block writing this many bytes "
+                    "per frame byte (ci16 to cf32: 2; raw10 to u16: 1.6); the model's added `tensor` step")
     ap.add_argument("--probe-ptx", help="with --predict: the probes' PTX as the build made it (meson's "
                     "bench/gpu_model_probe.ptx; the `gpu_model` test), instead of compiling them here")
     ap.add_argument("--check", action="store_true", help="with --probe-ptx: also the calibration table; exit 1 "
@@ -418,7 +432,7 @@ def main():
         with open(a.probe_ptx) as f:
             parts = probe_counts(f.read())
         print(json.dumps(predict(gpu_named(a.predict), parts, a.rings, a.payload, a.batch, a.threads,
-                                 a.frame_packets)))
+                                 a.frame_packets, tensor_ratio=a.tensor_ratio)))
         if a.check:
             rows, worst = calibration(parts)
             print(md_table(rows, ["code", "payload", "batch", "rings"] + STEPS + ["batch"]))
@@ -434,7 +448,7 @@ def main():
     parts = probe_counts(probe_ptx)
     if a.predict:
         print(json.dumps(predict(gpu_named(a.predict), parts, a.rings, a.payload, a.batch, a.threads,
-                                 a.frame_packets)))
+                                 a.frame_packets, tensor_ratio=a.tensor_ratio)))
         return
 
     print("## ptxas (-Xptxas -v): registers, stack, spills\n")

@@ -77,6 +77,17 @@ static void msg_flush(struct msgbuf *m, enum gi_log_level level)
 
 /* ---- streams ---------------------------------------------------------- */
 
+/* The same tensor: block (its resolved values): the ring's slots and header depend on it. */
+static bool same_tensor(const struct gi_cfg_tensor *a, const struct gi_cfg_tensor *b)
+{
+	if (a->given != b->given)
+		return false;
+	return !a->given ||
+	       (a->sample == b->sample && a->big == b->big && a->n_shape == b->n_shape &&
+		memcmp(a->shape, b->shape, sizeof(a->shape)) == 0 && a->dtype == b->dtype && a->missing == b->missing &&
+		a->scale_v == b->scale_v && a->offset_v == b->offset_v);
+}
+
 /*
  * Can stream b take over a's state and frame ring?  Everything that shapes
  * the ring or the meaning of its frame numbers must be equal; the window,
@@ -97,7 +108,7 @@ static bool stream_same_ring(const struct gi_cfg_stream *a, const struct gi_cfg_
 	       a->rocev2.page_bytes == b->rocev2.page_bytes && a->rocev2.pages == b->rocev2.pages &&
 	       a->rocev2.rkey == b->rocev2.rkey && a->rocev2.profile == b->rocev2.profile &&
 	       a->rocev2.frame_end == b->rocev2.frame_end && a->rocev2.psn_bits == b->rocev2.psn_bits &&
-	       a->rocev2.frame_crc == b->rocev2.frame_crc;
+	       a->rocev2.frame_crc == b->rocev2.frame_crc && same_tensor(&a->tensor, &b->tensor);
 }
 
 static bool stream_same_live(const struct gi_cfg_stream *a, const struct gi_cfg_stream *b)

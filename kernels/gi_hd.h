@@ -143,6 +143,27 @@
 #define GI_FADD_RN(a, b) ((float)(a) + (float)(b))
 #endif
 
+/*
+ * GI_SPECIALIZE: 1 where a body may be compiled once per constant argument
+ * (the host, whose loops the compiler then strips of their per-item
+ * switches); 0 on the GPU, where a warp takes such a switch uniformly and
+ * code size is what costs (kernels/tensor.h).  GI_INLINE forces inlining,
+ * which that specialization needs; GI_NOINLINE keeps a body out of line.
+ */
+#if defined(__CUDA_ARCH__) && !defined(GI_CUDA_EMU)
+#define GI_SPECIALIZE 0
+#define GI_INLINE __forceinline__
+#else
+#define GI_SPECIALIZE 1
+#define GI_INLINE __attribute__((always_inline)) inline
+#endif
+/* A body kept out of line: large, and off the path most batches take (a called function on the GPU). */
+#if defined(__CUDACC__) && !defined(GI_CUDA_EMU)
+#define GI_NOINLINE __noinline__
+#else
+#define GI_NOINLINE __attribute__((noinline))
+#endif
+
 /* High 64 bits of a 64 x 64-bit product. */
 GI_HD static inline uint64_t gi_umulhi64(uint64_t a, uint64_t b)
 {

@@ -118,10 +118,12 @@ GI_HD static inline void gi_frame_verify(struct gi_stream_rt *st, struct gi_fram
 /*
  * Worker w of nw: its part of final frame s's tensor, from the payload and,
  * when packets are missing (and `missing` is not keep), the bitmap.  Every
- * worker of the frame calls this once; on the host one does the frame.
+ * worker of the frame calls this once; on the host one does the frame.  Out
+ * of line: a stream without a tensor never calls it, and the frame-publish
+ * path it sits on stays as small as it was.
  */
-GI_HD static inline void gi_frame_tensor_part(const struct gi_stream_rt *st, struct gi_frame_slot *s, uint32_t w,
-					      uint32_t nw)
+GI_HD static GI_NOINLINE void gi_frame_tensor_part(const struct gi_stream_rt *st, struct gi_frame_slot *s, uint32_t w,
+						   uint32_t nw)
 {
 	const struct gi_tensor_rt *t = &st->tensor;
 	const uint64_t *bm = t->missing != GI_TM_KEEP && s->received != s->expected ? gi_frame_bitmap(s) : NULL;

@@ -179,14 +179,14 @@ GI_HD static inline void gi_tensor_setup(struct gi_tensor_rt *t, uint64_t frame_
 
 /* ---- the roundings, on the bits ---------------------------------------------- */
 
-GI_HD static inline uint32_t gi_f32_bits(float f)
+GI_HD static GI_INLINE uint32_t gi_f32_bits(float f)
 {
 	union { float f; uint32_t u; } v;
 	v.f = f;
 	return v.u;
 }
 
-GI_HD static inline float gi_bits_f32(uint32_t u)
+GI_HD static GI_INLINE float gi_bits_f32(uint32_t u)
 {
 	union { float f; uint32_t u; } v;
 	v.u = u;
@@ -198,7 +198,7 @@ GI_HD static inline float gi_bits_f32(uint32_t u)
  * PyTorch's .half() agree): overflow to infinity, gradual underflow; a NaN
  * keeps its sign and top 10 payload bits (at least one set), as NumPy's.
  */
-GI_HD static inline uint16_t gi_f32_to_f16(float f)
+GI_HD static GI_INLINE uint16_t gi_f32_to_f16(float f)
 {
 	const uint32_t x = gi_f32_bits(f);
 	const uint32_t sign = (x >> 16) & 0x8000u;
@@ -213,26 +213,24 @@ GI_HD static inline uint16_t gi_f32_to_f16(float f)
 	if (ax >= 0x47800000u) /* 2^16 and above: beyond the largest half even after rounding */
 		return (uint16_t)(sign | 0x7c00u);
 	if (ax >= 0x38800000u) { /* a normal half: 2^-14 .. */
-		uint32_t h = ((ax >> 23) - 112u) << 10 | (ax & 0x7fffffu) >> 13;
+		const uint32_t h = ((ax >> 23) - 112u) << 10 | (ax & 0x7fffffu) >> 13;
 		const uint32_t rem = ax & 0x1fffu;
-		if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
-			h++; /* a carry into the exponent is right, up to infinity */
-		return (uint16_t)(sign | h);
+		/* up on more than half, or half and odd: no branch, the bits are data (a carry into the
+		 * exponent is right, up to infinity) */
+		return (uint16_t)(sign | (h + ((rem > 0x1000u) | ((rem == 0x1000u) & h))));
 	}
 	const uint32_t e = ax >> 23;
 	if (e < 102u) /* below 2^-25: zero */
 		return (uint16_t)sign;
 	/* a subnormal half: the value in units of 2^-24 */
 	const uint32_t mant = (ax & 0x7fffffu) | 0x800000u, s = 126u - e; /* 14 .. 24 */
-	uint32_t h = mant >> s;
+	const uint32_t h = mant >> s;
 	const uint32_t rem = mant & ((1u << s) - 1u), half = 1u << (s - 1u);
-	if (rem > half || (rem == half && (h & 1u)))
-		h++;
-	return (uint16_t)(sign | h);
+	return (uint16_t)(sign | (h + ((rem > half) | ((rem == half) & h))));
 }
 
 /* float32 to bfloat16, round to nearest even; a NaN becomes 0x7fc0 (PyTorch's). */
-GI_HD static inline uint16_t gi_f32_to_bf16(float f)
+GI_HD static GI_INLINE uint16_t gi_f32_to_bf16(float f)
 {
 	const uint32_t x = gi_f32_bits(f);
 
@@ -242,7 +240,7 @@ GI_HD static inline uint16_t gi_f32_to_bf16(float f)
 }
 
 /* A float to uint16: nearest, ties to even; NaN and below 0 give 0, above 65535 gives 65535. */
-GI_HD static inline uint16_t gi_f32_to_u16_sat(float f)
+GI_HD static GI_INLINE uint16_t gi_f32_to_u16_sat(float f)
 {
 	if (!(f > 0.0f))
 		return 0;
@@ -254,7 +252,7 @@ GI_HD static inline uint16_t gi_f32_to_u16_sat(float f)
 
 /* ---- one group ------------------------------------------------------------------ */
 
-GI_HD static inline uint32_t gi_tensor_ld(const uint8_t *p, uint32_t n, uint32_t big)
+GI_HD static GI_INLINE uint32_t gi_tensor_ld(const uint8_t *p, uint32_t n, uint32_t big)
 {
 	uint32_t v = 0;
 	for (uint32_t k = 0; k < n; k++)
@@ -262,30 +260,29 @@ GI_HD static inline uint32_t gi_tensor_ld(const uint8_t *p, uint32_t n, uint32_t
 	return v;
 }
 
-GI_HD static inline void gi_tensor_st(uint8_t *p, uint32_t v, uint32_t n)
+GI_HD static GI_INLINE void gi_tensor_st(uint8_t *p, uint32_t v, uint32_t n)
 {
 	for (uint32_t k = 0; k < n; k++)
 		p[k] = (uint8_t)(v >> (8 * k));
 }
 
 /* The group's values: integers in iv (exact), or the float32 sample in fv. */
-GI_HD static inline void gi_tensor_decode(const struct gi_tensor_rt *t, const uint8_t *p, int64_t iv[4],
-					  float *fv)
+GI_HD static GI_INLINE void gi_tensor_decode(uint32_t sample, uint32_t big, const uint8_t *p, int64_t iv[4], float *fv)
 {
-	switch (t->sample) {
+	switch (sample) {
 	case GI_TS_U8: iv[0] = p[0]; break;
-	case GI_TS_U16: iv[0] = gi_tensor_ld(p, 2, t->big); break;
-	case GI_TS_I16: iv[0] = (int16_t)gi_tensor_ld(p, 2, t->big); break;
-	case GI_TS_U32: iv[0] = gi_tensor_ld(p, 4, t->big); break;
-	case GI_TS_I32: iv[0] = (int32_t)gi_tensor_ld(p, 4, t->big); break;
-	case GI_TS_F32: *fv = gi_bits_f32(gi_tensor_ld(p, 4, t->big)); break;
+	case GI_TS_U16: iv[0] = gi_tensor_ld(p, 2, big); break;
+	case GI_TS_I16: iv[0] = (int16_t)gi_tensor_ld(p, 2, big); break;
+	case GI_TS_U32: iv[0] = gi_tensor_ld(p, 4, big); break;
+	case GI_TS_I32: iv[0] = (int32_t)gi_tensor_ld(p, 4, big); break;
+	case GI_TS_F32: *fv = gi_bits_f32(gi_tensor_ld(p, 4, big)); break;
 	case GI_TS_CI8:
 		iv[0] = (int8_t)p[0];
 		iv[1] = (int8_t)p[1];
 		break;
 	case GI_TS_CI16:
-		iv[0] = (int16_t)gi_tensor_ld(p, 2, t->big);
-		iv[1] = (int16_t)gi_tensor_ld(p + 2, 2, t->big);
+		iv[0] = (int16_t)gi_tensor_ld(p, 2, big);
+		iv[1] = (int16_t)gi_tensor_ld(p + 2, 2, big);
 		break;
 	case GI_TS_RAW10:
 		for (uint32_t k = 0; k < 4; k++)
@@ -298,20 +295,26 @@ GI_HD static inline void gi_tensor_decode(const struct gi_tensor_rt *t, const ui
 	}
 }
 
-/* Value v (integer iv, or the float sample fv) into the tensor at dst. */
-GI_HD static inline void gi_tensor_put(const struct gi_tensor_rt *t, uint8_t *dst, int64_t iv, float fv)
+/*
+ * Value v (integer iv, or the float sample fv) into the tensor at dst.  The
+ * stream's fields come as values: a byte store may alias anything, and the
+ * compiler would load them again after each.
+ */
+GI_HD static GI_INLINE void gi_tensor_put(uint32_t affine, float scale, float offset, uint32_t sample, uint32_t dtype,
+					  uint8_t *dst, int64_t iv, float fv)
 {
-	const int is_float = t->sample == GI_TS_F32;
+	const int is_float = sample == GI_TS_F32;
+	const uint32_t ob = gi_tensor_value_bytes(dtype);
 
-	if (!gi_tensor_dtype_float(t->dtype) && !(t->dtype == GI_DT_U16 && t->affine)) {
+	if (!gi_tensor_dtype_float(dtype) && !(dtype == GI_DT_U16 && affine)) {
 		/* an integer type: the sample itself (to: same), or an unsigned one widened to u16 */
-		gi_tensor_st(dst, is_float ? gi_f32_bits(fv) : (uint32_t)iv, t->out_bytes);
+		gi_tensor_st(dst, is_float ? gi_f32_bits(fv) : (uint32_t)iv, ob);
 		return;
 	}
 	float f = is_float ? fv : (float)iv;
-	if (t->affine)
-		f = GI_FADD_RN(GI_FMUL_RN(f, t->scale), t->offset);
-	switch (t->dtype) {
+	if (affine)
+		f = GI_FADD_RN(GI_FMUL_RN(f, scale), offset);
+	switch (dtype) {
 	case GI_DT_F32: case GI_DT_CF32: gi_tensor_st(dst, gi_f32_bits(f), 4); break;
 	case GI_DT_F16: case GI_DT_CF16: gi_tensor_st(dst, gi_f32_to_f16(f), 2); break;
 	case GI_DT_BF16: gi_tensor_st(dst, gi_f32_to_bf16(f), 2); break;
@@ -335,22 +338,23 @@ GI_HD static inline void gi_tensor_put_missing(const struct gi_tensor_rt *t, uin
 }
 
 /*
- * Worker w of nw: its groups of the frame whose bytes are at `in`, into
- * the tensor at `out`.  `bitmap` (NULL: every packet arrived, or missing
- * keep) says which packets of payload_bytes each arrived; div_payload
- * divides by payload_bytes.
+ * The conversion with sample, dtype and big as arguments: constants where
+ * gi_tensor_convert specializes (the host), t's fields where it does not.
  */
-GI_HD static inline void gi_tensor_convert(const struct gi_tensor_rt *t, const uint8_t *in, uint8_t *out,
-					   const uint64_t *bitmap, const struct gi_div *div_payload, uint32_t w,
-					   uint32_t nw)
+GI_HD static GI_INLINE void gi_tensor_run(const struct gi_tensor_rt *t, const uint8_t *in, uint8_t *out,
+					  const uint64_t *bitmap, const struct gi_div *div_payload, uint32_t w,
+					  uint32_t nw, uint32_t sample, uint32_t dtype, uint32_t big)
 {
-	const uint64_t step = (uint64_t)t->per_group * t->out_bytes;
+	const uint32_t ib = gi_tensor_sample_bytes(sample), per = gi_tensor_sample_values(sample);
+	const uint64_t step = (uint64_t)per * gi_tensor_value_bytes(dtype), groups = t->groups;
+	const uint32_t affine = t->affine;
+	const float scale = t->scale, offset = t->offset;
 
-	for (uint64_t g = w; g < t->groups; g += nw) {
-		const uint64_t b0 = g * t->in_bytes;
+	for (uint64_t g = w; g < groups; g += nw) {
+		const uint64_t b0 = g * ib;
 		uint8_t *dst = out + g * step;
 		if (bitmap) {
-			uint64_t i = gi_div_q(div_payload, b0), last = gi_div_q(div_payload, b0 + t->in_bytes - 1);
+			uint64_t i = gi_div_q(div_payload, b0), last = gi_div_q(div_payload, b0 + ib - 1);
 			int lost = 0;
 			for (; i <= last; i++)
 				lost |= !(bitmap[i >> 6] >> (i & 63) & 1);
@@ -361,10 +365,62 @@ GI_HD static inline void gi_tensor_convert(const struct gi_tensor_rt *t, const u
 		}
 		int64_t iv[4] = { 0, 0, 0, 0 };
 		float fv = 0.0f;
-		gi_tensor_decode(t, in + b0, iv, &fv);
-		for (uint32_t k = 0; k < t->per_group; k++)
-			gi_tensor_put(t, dst + k * t->out_bytes, iv[k], fv);
+		gi_tensor_decode(sample, big, in + b0, iv, &fv);
+		for (uint32_t k = 0; k < per; k++)
+			gi_tensor_put(affine, scale, offset, sample, dtype, dst + k * gi_tensor_value_bytes(dtype), iv[k], fv);
 	}
+}
+
+/*
+ * Worker w of nw: its groups of the frame whose bytes are at `in`, into
+ * the tensor at `out`.  `bitmap` (NULL: every packet arrived, or missing
+ * keep) says which packets of payload_bytes each arrived; div_payload
+ * divides by payload_bytes.  On the host each accepted sample -> type
+ * (and byte order) is its own loop without per-value switches
+ * (GI_SPECIALIZE; 10-25x the generic loop, bench/tensor_bench.c).
+ */
+GI_HD static inline void gi_tensor_convert(const struct gi_tensor_rt *t, const uint8_t *in, uint8_t *out,
+					   const uint64_t *bitmap, const struct gi_div *div_payload, uint32_t w,
+					   uint32_t nw)
+{
+#define GI_TENSOR_AS(S, D)                                                                              \
+	case (S) * GI_DT__COUNT + (D):                                                                  \
+		if (t->big)                                                                             \
+			gi_tensor_run(t, in, out, bitmap, div_payload, w, nw, (S), (D), 1);             \
+		else                                                                                    \
+			gi_tensor_run(t, in, out, bitmap, div_payload, w, nw, (S), (D), 0);             \
+		return;
+#define GI_TENSOR_AS_REAL(S)                                                                            \
+	GI_TENSOR_AS(S, GI_DT_F32) GI_TENSOR_AS(S, GI_DT_F16) GI_TENSOR_AS(S, GI_DT_BF16)
+	if (GI_SPECIALIZE) {
+		switch (t->sample * GI_DT__COUNT + t->dtype) {
+			GI_TENSOR_AS_REAL(GI_TS_U8)
+			GI_TENSOR_AS(GI_TS_U8, GI_DT_U8)
+			GI_TENSOR_AS(GI_TS_U8, GI_DT_U16)
+			GI_TENSOR_AS_REAL(GI_TS_U16)
+			GI_TENSOR_AS(GI_TS_U16, GI_DT_U16)
+			GI_TENSOR_AS_REAL(GI_TS_I16)
+			GI_TENSOR_AS(GI_TS_I16, GI_DT_I16)
+			GI_TENSOR_AS_REAL(GI_TS_U32)
+			GI_TENSOR_AS(GI_TS_U32, GI_DT_U32)
+			GI_TENSOR_AS_REAL(GI_TS_I32)
+			GI_TENSOR_AS(GI_TS_I32, GI_DT_I32)
+			GI_TENSOR_AS_REAL(GI_TS_F32)
+			GI_TENSOR_AS(GI_TS_CI8, GI_DT_I8)
+			GI_TENSOR_AS(GI_TS_CI8, GI_DT_CF32)
+			GI_TENSOR_AS(GI_TS_CI8, GI_DT_CF16)
+			GI_TENSOR_AS(GI_TS_CI16, GI_DT_I16)
+			GI_TENSOR_AS(GI_TS_CI16, GI_DT_CF32)
+			GI_TENSOR_AS(GI_TS_CI16, GI_DT_CF16)
+			GI_TENSOR_AS_REAL(GI_TS_RAW10)
+			GI_TENSOR_AS(GI_TS_RAW10, GI_DT_U16)
+			GI_TENSOR_AS_REAL(GI_TS_RAW12)
+			GI_TENSOR_AS(GI_TS_RAW12, GI_DT_U16)
+		}
+	}
+#undef GI_TENSOR_AS_REAL
+#undef GI_TENSOR_AS
+	gi_tensor_run(t, in, out, bitmap, div_payload, w, nw, t->sample, t->dtype, t->big);
 }
 
 GI_EXTERN_C_END
