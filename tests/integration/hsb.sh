@@ -225,4 +225,38 @@ print(f"  {'ok ' if got == (96, 24, 24, 96, 0) else 'BAD'} complete, corrupt, co
 sys.exit(0 if got == (96, 24, 24, 96, 0) else 1)
 PY
 
+
+# 4. typed tensors: the camera's RAW10 frames as uint16 pixels (100,000 bytes:
+#    80,000 pixels, 40 rows of 2,000), lost pixels 0, on impaired FPGA-form
+#    traffic; a Python consumer beside gpuingest-frames holds every frame's
+#    tensor to NumPy's unpacking of what the simulator sent (host ring, or the
+#    device ring through the library's copy with the CUDA executor)
+if py_consumer_setup; then
+  hsb_config "$T/tensor.yaml" 100000 24
+  echo "    tensor: {sample: raw10, shape: [40, 2000], to: u16}" >>"$T/tensor.yaml"
+  echo "=== tensor raw10 -> u16 (fpga, impaired)"
+  CONSUMER_PIDS=()
+  start_sim --format hsb --hsb-form fpga --payload 1408 --packets-per-frame 72 --frame-bytes 100000 \
+    --frame-start $FRAME_START --start-delay-ms 1000 --frames 60 --rate 40000 --seed 13 --loss 0.01 --dup 0.01
+  start_daemon "$T/tensor.yaml"
+  env "${PY_ENV[@]}" "$PY" "$GI_SRC/tests/integration/py_tensor_check.py" --shm "/$TAG-h0" \
+    --tensor raw10,u16,big,1,0,zero >"$T/tensor-h0.json" 2>"$T/tensor-h0.log" &
+  PIDS+=("$!")
+  CONSUMER_PIDS+=("$!")
+  wait_sim
+  wait_delivered "$(sim_sent)"
+  stop_daemon
+  wait_consumers || { cat "$T/tensor-h0.json" "$T/tensor-h0.log" >&2; fail "tensor: the Python consumer found mismatches"; }
+  python3 - "$T/tensor-h0.json" <<'PY' || fail "tensor: too few frames checked"
+import json, sys
+j = json.load(open(sys.argv[1]))
+ok = j["tensors_verified"] >= 50 and j["with_lost_packets"] > 0 and j["shape"] == [40, 2000] and j["dtype"] == "u16"
+print(f"  {'ok ' if ok else 'BAD'} {j['tensors_verified']} tensors {j['dtype']} {j['shape']} equal NumPy's RAW10 "
+      f"unpacking of the sent frames, {j['with_lost_packets']} with lost packets")
+sys.exit(0 if ok else 1)
+PY
+else
+  echo "=== tensor: skipped ($PY_WHY)"
+fi
+
 echo "PASS"

@@ -18,6 +18,28 @@ skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root (DPDK EAL, memif sockets, shared memory)"; }
 
+# py_consumer_setup: a Python consumer can run (the gpuingest module over this
+# build's library): sets PY, PY_ENV (run it as `env "${PY_ENV[@]}" "$PY" ...`)
+# and exports the module's paths; else returns 1 with the reason in PY_WHY.
+# GI_PYTHON: another interpreter (a GPU machine's, with CuPy/PyTorch: tests/gpu/run_on_gpu.sh)
+py_consumer_setup() {
+  PY=${GI_PYTHON:-/usr/bin/python3}
+  PY_WHY="needs Debian's /usr/bin/python3 (or GI_PYTHON)"
+  [ -x "$PY" ] || return 1
+  PY_WHY="python3-numpy is not installed (apt-get install python3-numpy)"
+  "$PY" -c 'import numpy' 2>/dev/null || return 1
+  export GPUINGEST_LIBRARY=$GI_BUILD/client/libgpuingest.so.1
+  export PYTHONPATH=$GI_SRC/client/python${PYTHONPATH:+:$PYTHONPATH}
+  # a sanitized build's libgpuingest needs its sanitizer's runtime preloaded into Python
+  local rc=0 lines
+  lines=$("$PY" "$GI_SRC/tests/python/sanitizer_env.py" "$GPUINGEST_LIBRARY") || rc=$?
+  PY_WHY=${lines#SKIP: }
+  [ "$rc" -eq 77 ] && return 1
+  [ "$rc" -eq 0 ] || fail "sanitizer_env.py: exit status $rc"
+  PY_ENV=()
+  [ -z "$lines" ] || mapfile -t PY_ENV <<<"$lines"
+}
+
 TAG=gi$$
 T=$(mktemp -d "/tmp/gpuingest-it.XXXXXX")
 PIDS=()

@@ -19,20 +19,8 @@
 source "$(dirname "$0")/lib.sh"
 need_root
 
-# GI_PYTHON: another interpreter (a GPU machine's, with CuPy/PyTorch: tests/gpu/run_on_gpu.sh)
-PY=${GI_PYTHON:-/usr/bin/python3}
-[ -x "$PY" ] || skip "needs Debian's /usr/bin/python3 (or GI_PYTHON)"
-"$PY" -c 'import numpy' 2>/dev/null || skip "python3-numpy is not installed (apt-get install python3-numpy)"
-export GPUINGEST_LIBRARY=$GI_BUILD/client/libgpuingest.so.1
-export PYTHONPATH=$GI_SRC/client/python${PYTHONPATH:+:$PYTHONPATH}
+py_consumer_setup || skip "$PY_WHY"
 CHECKER=$GI_SRC/tests/integration/py_consumer_check.py
-# a sanitized build's libgpuingest needs its sanitizer's runtime preloaded into Python
-rc=0
-PY_ENV_LINES=$("$PY" "$GI_SRC/tests/python/sanitizer_env.py" "$GPUINGEST_LIBRARY") || rc=$?
-[ "$rc" -eq 77 ] && skip "${PY_ENV_LINES#SKIP: }"
-[ "$rc" -eq 0 ] || fail "sanitizer_env.py: exit status $rc"
-PY_ENV=()
-[ -z "$PY_ENV_LINES" ] || mapfile -t PY_ENV <<<"$PY_ENV_LINES"
 DEVICE=host
 [ "${GI_BACKEND:-host}" = cuda ] && DEVICE=gpu
 
