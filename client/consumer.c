@@ -607,11 +607,10 @@ static int read_frame(struct gic_ring *r, struct gic_frame *f)
 	if (r->info.tensor_dtype) {
 		f->tensor_dtype = (uint16_t)r->info.tensor_dtype;
 		f->tensor_ndim = (uint16_t)r->info.tensor_ndim;
-		f->tensor_shape = r->info.tensor_shape;
 		if (r->dev_base)
-			f->tensor_dev_ptr = r->dev_base + gi_frame_dev_tensor_off(h, fr);
+			f->tensor = r->dev_base + gi_frame_dev_tensor_off(h, fr);
 		else
-			f->tensor = (const uint8_t *)s + h->tensor.off;
+			f->tensor = (uint64_t)(uintptr_t)((const uint8_t *)s + h->tensor.off);
 	}
 	f->seq_ = seq;
 	count_state(&r->st, f->state, 1);
@@ -731,7 +730,8 @@ int gic_copy_tensor(struct gic_ring *r, struct gic_frame *f, void *dst, size_t d
 		snprintf(r->err, sizeof(r->err), "gic_copy_tensor: stream %s has no tensor: block", r->info.stream);
 		return -ENOENT;
 	}
-	return copy_checked(r, f, f->tensor, f->tensor_dev_ptr, gic_tensor_bytes(r), dst, dst_len,
+	return copy_checked(r, f, r->dev_base ? NULL : (const void *)(uintptr_t)f->tensor, r->dev_base ? f->tensor : 0,
+			    gic_tensor_bytes(r), dst, dst_len,
 			    "gic_copy_tensor");
 }
 

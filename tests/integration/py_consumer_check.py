@@ -153,7 +153,7 @@ class Checker:
         cai = f.__cuda_array_interface__
         if info.tensor_dtype:
             _, typestr, (code, bits), per = gpuingest._DTYPES[f._f.tensor_dtype]
-            address, shape = f._f.tensor_dev_ptr, info.tensor_shape
+            address, shape = f._f.tensor, info.tensor_shape
             cai_shape = shape + ((per,) if per > 1 else ())
         else:
             address, shape, typestr, code, bits, cai_shape = f.dev_ptr, (f.nbytes,), "|u1", 1, 8, (f.nbytes,)
@@ -254,7 +254,7 @@ class Checker:
             self.problem(f, f"tensor dtype {f.tensor_dtype!r} (ring {self.info.tensor_dtype!r}), expected {dt!r}")
         t = f.tensor()
         if f.dev_ptr:
-            if not isinstance(t, gpuingest.Tensor) or t.address != f._f.tensor_dev_ptr or not t.address:
+            if not isinstance(t, gpuingest.Tensor) or t.address != f._f.tensor or not t.address:
                 self.problem(f, f"tensor() of a GPU frame is {t!r}")
             for name, lib in GPU_LIBS.items():  # the libraries' own import of the device memory
                 g = lib.from_dlpack(f) if name == "torch" else lib.asarray(f)

@@ -410,7 +410,7 @@ class Tensors(unittest.TestCase):
         fake, ring = self.ring(11, (1000,), 8)
         fake.publish(0)
         f = ring.next(1)
-        f._f.data, f._f.dev_ptr, f._f.tensor, f._f.tensor_dev_ptr = None, 0x7F0000001000, None, 0x7F0000002000
+        f._f.data, f._f.dev_ptr, f._f.tensor = None, 0x7F0000001000, 0x7F0000002000
         t = f.tensor()
         self.assertIsInstance(t, gpuingest.Tensor)
         self.assertEqual((t.dtype, t.shape, t.address), ("cf32", (1000,), 0x7F0000002000))

@@ -718,9 +718,7 @@ static void test_tensor_fields(void **state)
 	assert_int_equal(f.frame, 3);
 	assert_int_equal(f.tensor_dtype, GIC_DTYPE_U16);
 	assert_int_equal(f.tensor_ndim, 2);
-	assert_ptr_equal(f.tensor_shape, in->tensor_shape);
-	assert_ptr_equal(f.tensor, (const uint8_t *)f.data - h->payload_off + h->tensor.off);
-	assert_int_equal(f.tensor_dev_ptr, 0);
+	assert_ptr_equal((const void *)(uintptr_t)f.tensor, (const uint8_t *)f.data - h->payload_off + h->tensor.off);
 	gic_close(r);
 	/* a record whose bytes disagree with its shape: refused, not misread */
 	h->tensor.bytes = 100;

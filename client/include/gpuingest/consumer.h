@@ -143,10 +143,11 @@ struct gic_frame {
 	/* the frame as a typed tensor (tensor_dtype != GIC_DTYPE_NONE), written before it was
 	 * published: compact, row-major, lost samples as the stream's tensor.missing says */
 	uint16_t tensor_dtype;   /* enum gic_dtype */
-	uint16_t tensor_ndim;    /* 1 .. GIC_TENSOR_DIMS */
-	const void *tensor;      /* host ring: the tensor in the ring; else NULL */
-	uint64_t tensor_dev_ptr; /* GPU ring: its device address; else 0 */
-	const uint32_t *tensor_shape; /* tensor_ndim sizes (the ring's: gic_info()->tensor_shape) */
+	uint16_t tensor_ndim;    /* 1 .. GIC_TENSOR_DIMS; the sizes: gic_info()->tensor_shape */
+	uint64_t tensor;         /* its address: host rings in this process's mapping of the ring
+				  * ((const void *)(uintptr_t)f.tensor), GPU rings a device pointer
+				  * (CUdeviceptr, as dev_ptr); 0 without a tensor */
+	uint32_t reserved[4];
 };
 
 /* Whether packet i of the frame arrived (its bytes are the sender's; others are stale). */

@@ -160,8 +160,7 @@ class _Frame(ctypes.Structure):
                 ("bitmap_words", _u32), ("bitmap", ctypes.c_void_p), ("data", ctypes.c_void_p),
                 ("dev_ptr", _u64), ("first_ts_ns", _u64), ("first_rx_ns", _u64), ("publish_ns", _u64),
                 ("sender", _Sender), ("seq_", _u64), ("flags_", _u32), ("tensor_dtype", ctypes.c_uint16),
-                ("tensor_ndim", ctypes.c_uint16), ("tensor", ctypes.c_void_p), ("tensor_dev_ptr", _u64),
-                ("tensor_shape", ctypes.POINTER(_u32))]
+                ("tensor_ndim", ctypes.c_uint16), ("tensor", _u64), ("reserved", _u32 * 4)]
 
 
 class _RingInfo(ctypes.Structure):
@@ -188,8 +187,7 @@ _C_LAYOUT = {
     _Frame: (192, {"frame": 0, "sensor_frame": 8, "sensor_id": 16, "state": 20, "expected": 24, "received": 28,
                    "bytes": 32, "payload_bytes": 40, "bitmap_words": 44, "bitmap": 48, "data": 56, "dev_ptr": 64,
                    "first_ts_ns": 72, "first_rx_ns": 80, "publish_ns": 88, "sender": 96, "seq_": 152,
-                   "flags_": 160, "tensor_dtype": 164, "tensor_ndim": 166, "tensor": 168, "tensor_dev_ptr": 176,
-                   "tensor_shape": 184}),
+                   "flags_": 160, "tensor_dtype": 164, "tensor_ndim": 166, "tensor": 168, "reserved": 176}),
     _RingInfo: (432, {"stream": 0, "shm": 64, "ring_version": 320, "format": 324, "n_slots": 328, "packets": 332,
                       "payload_bytes": 336, "in_device": 340, "frame_bytes": 344, "created_ns": 352,
                       "pci_bus_id": 360, "cuda_device": 392, "wake": 396, "tensor_dtype": 400, "tensor_ndim": 404,
@@ -725,8 +723,7 @@ class Frame:
         if f.tensor_dtype not in _DTYPES:
             return None
         _, typestr, dl, per = _DTYPES[f.tensor_dtype]
-        dims = tuple(f.tensor_shape[d] for d in range(f.tensor_ndim))
-        return f.tensor_dev_ptr or f.tensor, dims, typestr, dl, per
+        return f.tensor, self._ring.info.tensor_shape, typestr, dl, per
 
     @property
     def tensor_dtype(self):
@@ -749,7 +746,7 @@ class Frame:
                         f"are bytes: numpy(), copy(), DLPack)")
         self._current("tensor()")
         address, dims, typestr, dl, per = lay
-        if self._f.tensor_dev_ptr:
+        if self._f.dev_ptr:
             return Tensor(self, address, dims, typestr, dl, per)
         items = math.prod(dims) * per
         if typestr is None:  # bfloat16
