@@ -96,14 +96,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t payload = fz_payload(&z, 256);
 	uint32_t last = fz_payload(&z, payload); /* the frame's last packet may be shorter */
 	uint64_t timeout_ns = (uint64_t)(fz_u32(&z) % 64u) * 1000000u;
-	uint64_t ring_bytes = gi_frame_ring_bytes(slots, packets, payload);
+	/* sf's high bits: every stream's frames also as a typed tensor (sample 1..10, one of its types,
+	 * lost samples zero, NaN or kept) over whatever geometry came: a frame that is not whole groups
+	 * converts its whole groups only */
+	static const uint8_t types[GI_TS__COUNT][3] = {
+		[GI_TS_U8] = { GI_DT_F32, GI_DT_U16, GI_DT_U8 }, [GI_TS_U16] = { GI_DT_F16, GI_DT_U16, GI_DT_BF16 },
+		[GI_TS_I16] = { GI_DT_BF16, GI_DT_I16, GI_DT_F32 }, [GI_TS_U32] = { GI_DT_F32, GI_DT_U32, GI_DT_F16 },
+		[GI_TS_I32] = { GI_DT_F16, GI_DT_I32, GI_DT_F32 }, [GI_TS_F32] = { GI_DT_F16, GI_DT_F32, GI_DT_BF16 },
+		[GI_TS_CI8] = { GI_DT_CF32, GI_DT_I8, GI_DT_CF16 }, [GI_TS_CI16] = { GI_DT_CF16, GI_DT_I16, GI_DT_CF32 },
+		[GI_TS_RAW10] = { GI_DT_U16, GI_DT_F32, GI_DT_F16 }, [GI_TS_RAW12] = { GI_DT_U16, GI_DT_BF16, GI_DT_F16 },
+	};
+	struct gi_frame_tensor ft = { 0 };
+	if (sf & 0x80) {
+		const uint64_t fb = (uint64_t)(packets - 1) * payload + last;
+		ft.sample = 1u + (uint32_t)(sf >> 2 & 15u) % 10u;
+		ft.dtype = types[ft.sample][(sf >> 6 & 1u) + (sf >> 2 & 1u)];
+		ft.missing = gi_tensor_dtype_float(ft.dtype) ? (uint32_t)(sf >> 3 & 1u) : GI_TM_ZERO;
+		ft.big = sf >> 4 & 1u;
+		ft.scale = ft.dtype == GI_DT_U8 || ft.dtype == GI_DT_I8 || ft.dtype == GI_DT_I16 || ft.dtype == GI_DT_U32 ||
+				   ft.dtype == GI_DT_I32 ? 1.0 : 0.5;
+		ft.ndim = 1;
+		struct gi_tensor_rt rt = { .sample = ft.sample, .dtype = ft.dtype };
+		gi_tensor_setup(&rt, fb, 0);
+		ft.shape[0] = rt.groups * gi_tensor_sample_elems(ft.sample);
+		ft.bytes = rt.bytes;
+		if (!ft.bytes)
+			ft.dtype = GI_DT_NONE; /* a frame shorter than one group: no tensor */
+	}
+	uint64_t ring_bytes = gi_frame_ring_bytes_t(slots, packets, payload, ft.dtype ? ft.bytes : 0);
 
 	for (uint32_t s = 0; s < n_streams; s++) {
 		struct gi_stream_rt *st = &x.st[s];
 		uint32_t format = 1u + ((uint32_t)formats >> (2 * s) & 3u);
 		struct gi_frame_ring_hdr *h = aligned_alloc(64, GI_ALIGN_UP(ring_bytes, 64));
 		memset(h, 0, ring_bytes);
-		gi_frame_ring_init(h, slots, packets, payload, (uint64_t)(packets - 1) * payload + last, format, s, "fuzz", 1);
+		gi_frame_ring_init_t(h, slots, packets, payload, (uint64_t)(packets - 1) * payload + last, format, s, "fuzz",
+				     1, ft.dtype ? &ft : NULL);
 		*st = (struct gi_stream_rt){ .format = format, .packets = packets, .payload_bytes = payload, .last_bytes = last,
 					     .data_packets = packets,
 					     .window = window, .frame_timeout_ns = timeout_ns, .ring = h };
