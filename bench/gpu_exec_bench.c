@@ -7,7 +7,7 @@
  *   gpu_exec_bench [--rings R] [--payload B] [--batch N] [--threads T]
  *                  [--frame-packets F] [--pool-copies M] [--seconds S]
  *                  [--mode persistent|launch] [--device D] [--steps]
- *                  [--latency FPS]
+ *                  [--latency FPS] [--tensor SAMPLE:TYPE]
  *
  * Traffic: format custom, an 8-bit packet counter in a 4-byte header, then
  * B payload bytes; frames follow from the counter (F packets each; F
@@ -30,7 +30,10 @@
  * lcore would), and this thread watches the host mirrors: latency_p50_us,
  * _p99_us and _max_us are from the doorbell of a frame's last batch to
  * next_frame passing the frame (what a consumer waits for), over S
- * seconds after 0.2 s of warm-up.  On
+ * seconds after 0.2 s of warm-up.  --tensor SAMPLE:TYPE (ci16:cf32,
+ * raw10:u16, ...): every stream also writes each frame as that typed
+ * tensor (a stream's tensor: block, big-endian, scale 1/32768 for float
+ * types), the `tensor` step of --steps.  On
  * the CUDA emulation (a -Demulate_cuda=true build) it runs, but the figure
  * is CPU threads, not a GPU, and it says so ("emulated": true).
  */
@@ -70,6 +73,8 @@ struct bench {
 	/* --latency FPS: each producer publishes whole frames FPS times a second; the
 	 * doorbell time of each frame's last batch, by frame number (a ring of LAT_SLOTS) */
 	uint32_t latency_fps;
+	struct gi_frame_tensor tensor;           /* --tensor: every ring's (dtype 0: none) */
+	const char *tensor_arg;
 	uint64_t *t_doorbell[MAX_RINGS];
 };
 #define LAT_SLOTS 4096u
@@ -108,6 +113,34 @@ static void build_pkt(const struct bench *b, uint32_t r, uint32_t k, uint8_t *p)
 		p[L2L4 + HDR + i] = (uint8_t)(k * 31u + i);
 }
 
+/* --tensor SAMPLE:TYPE into b->tensor for frames of frame_packets x payload bytes; -1 if not a pair. */
+static int tensor_parse(struct bench *b, const char *arg)
+{
+	static const char *const samples[GI_TS__COUNT] = GI_TS_NAMES, *const types[GI_DT__COUNT] = GI_DT_NAMES;
+	const char *colon = strchr(arg, ':');
+	struct gi_frame_tensor *t = &b->tensor;
+
+	memset(t, 0, sizeof(*t));
+	for (uint32_t k = 1; colon && k < GI_TS__COUNT; k++)
+		if (strlen(samples[k]) == (size_t)(colon - arg) && strncmp(arg, samples[k], (size_t)(colon - arg)) == 0)
+			t->sample = k;
+	for (uint32_t k = 1; colon && k < GI_DT__COUNT; k++)
+		if (strcmp(colon + 1, types[k]) == 0)
+			t->dtype = k;
+	if (!t->sample || !t->dtype || gi_tensor_sample_complex(t->sample) != gi_tensor_dtype_complex(t->dtype))
+		return -1;
+	struct gi_tensor_rt rt = { .sample = t->sample, .dtype = t->dtype };
+	gi_tensor_setup(&rt, (uint64_t)b->frame_packets * b->payload, 0);
+	if (!rt.bytes)
+		return -1;
+	t->big = 1;
+	t->scale = gi_tensor_dtype_float(t->dtype) ? 1.0 / 32768 : 1.0;
+	t->ndim = 1;
+	t->shape[0] = rt.groups * gi_tensor_sample_elems(t->sample);
+	t->bytes = rt.bytes;
+	return 0;
+}
+
 static void setup_ring(struct bench *b, uint32_t r)
 {
 	uint8_t *host = calloc(b->n_pkts, b->stride);
@@ -122,13 +155,14 @@ static void setup_ring(struct bench *b, uint32_t r)
 	/* the stream: format custom, 8-bit counter at offset 0 */
 	struct gi_stream_rt *st = &b->st[r];
 	uint32_t slots = 16, window = 4;
-	uint64_t full = gi_frame_ring_bytes(slots, b->frame_packets, b->payload);
+	uint64_t full = gi_frame_ring_bytes_t(slots, b->frame_packets, b->payload, b->tensor.bytes);
 	uint64_t mlen = GI_ALIGN_UP(gi_frame_mirror_bytes(slots, b->frame_packets), 4096);
 	struct gi_frame_ring_hdr *h = aligned_alloc(4096, mlen);
 	if (!h)
 		die("frame ring", "out of memory");
 	memset(h, 0, mlen);
-	gi_frame_ring_init(h, slots, b->frame_packets, b->payload, 0, GI_FORMAT_CUSTOM, r, "bench", 1);
+	gi_frame_ring_init_t(h, slots, b->frame_packets, b->payload, 0, GI_FORMAT_CUSTOM, r, "bench", 1,
+			     b->tensor.dtype ? &b->tensor : NULL);
 	cu(b, b->drv.mem_alloc(&b->frames[r], full), "cuMemAlloc (frame ring)");
 	cu(b, b->drv.memset_d8(b->frames[r], 0, full), "cuMemsetD8 (frame ring)");
 	cu(b, b->drv.memcpy_htod(b->frames[r], h, sizeof(*h)), "cuMemcpyHtoD (frame ring)");
@@ -294,7 +328,8 @@ int main(int argc, char **argv)
 		{ "frame-packets", required_argument, NULL, 'f' }, { "pool-copies", required_argument, NULL, 'c' },
 		{ "seconds", required_argument, NULL, 's' }, { "mode", required_argument, NULL, 'm' },
 		{ "device", required_argument, NULL, 'd' },  { "steps", no_argument, NULL, 'S' },
-		{ "latency", required_argument, NULL, 'L' }, { NULL, 0, NULL, 0 },
+		{ "latency", required_argument, NULL, 'L' }, { "tensor", required_argument, NULL, 'T' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -310,6 +345,7 @@ int main(int argc, char **argv)
 		case 'd': b.device = optarg; break;
 		case 'S': b.steps = 1; break;
 		case 'L': b.latency_fps = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'T': b.tensor_arg = optarg; break;
 		default: return 2;
 		}
 	}
@@ -318,7 +354,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gpu_exec_bench [--rings 1..%u] [--payload 1..9000] [--batch 1..4096] "
 				"[--threads 32..512] [--frame-packets F (divides 256)] [--pool-copies M] "
 				"[--seconds S] [--mode persistent|launch] [--device D] [--steps] "
-				"[--latency FPS (1..1000000)]\n", MAX_RINGS);
+				"[--latency FPS (1..1000000)] [--tensor SAMPLE:TYPE]\n", MAX_RINGS);
+		return 2;
+	}
+	if (b.tensor_arg && tensor_parse(&b, b.tensor_arg) < 0) {
+		fprintf(stderr, "gpu_exec_bench: --tensor %s: SAMPLE:TYPE, e.g. ci16:cf32 or raw10:u16, a pair the "
+				"config accepts, whose groups fit a frame\n", b.tensor_arg);
 		return 2;
 	}
 	char err[320];
@@ -408,12 +449,12 @@ int main(int argc, char **argv)
 	       "\"threads\": %u, \"frame_packets\": %u, \"pool_packets_per_ring\": %u, \"seconds\": %u, "
 	       "\"placed_Mpps\": %.3f, \"placed_Gbps_payload\": %.2f, \"fed\": %llu, \"placed\": %llu, "
 	       "\"drops\": %llu, \"lost\": %llu, \"duplicates\": %llu, \"late\": %llu, \"batches\": %llu, "
-	       "\"run_batches\": %llu, \"stop\": %d, \"executor\": \"%s\"",
+	       "\"run_batches\": %llu, \"stop\": %d, \"executor\": \"%s\", \"tensor\": \"%s\"",
 	       b.drv.name, b.drv.emulated ? "true" : "false", b.mode == GI_EXEC_LAUNCH ? "launch" : "persistent", b.rings,
 	       b.payload, b.batch, b.threads, b.frame_packets, b.n_pkts, b.seconds, mpps, mpps * b.payload * 8e-3,
 	       (unsigned long long)fed, (unsigned long long)total, (unsigned long long)drops, (unsigned long long)lost,
 	       (unsigned long long)dups, (unsigned long long)late, (unsigned long long)ctr.batches,
-	       (unsigned long long)ctr.runs, rc, why);
+	       (unsigned long long)ctr.runs, rc, why, b.tensor_arg ? b.tensor_arg : "");
 	if (b.steps && ctr.step_batches) { /* µs per batch of one CTA, by step (warm-up included) */
 		static const char *const names[GI_STEP__COUNT] = GI_STEP_NAMES;
 		double sum = 0;

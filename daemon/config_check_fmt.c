@@ -359,9 +359,7 @@ static const char *tensor_to_name(uint32_t dt)
  */
 void gi_cfg_check_tensor(struct gi_ctx *c, struct gi_config *cfg)
 {
-	static const char *const sample_names[GI_TS__COUNT] = {
-		"?", "u8", "u16", "i16", "u32", "i32", "f32", "ci8", "ci16", "raw10", "raw12",
-	};
+	static const char *const sample_names[GI_TS__COUNT] = GI_TS_NAMES;
 
 	for (uint32_t i = 0; i < cfg->n_streams; i++) {
 		struct gi_cfg_tensor *t = &cfg->streams[i].tensor;

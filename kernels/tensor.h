@@ -46,6 +46,8 @@ enum gi_tensor_sample {
 	GI_TS_RAW12, /* MIPI CSI-2: 2 pixels in 3 bytes (8 high bits each, then P0's 4 bits low, P1's high) */
 	GI_TS__COUNT
 };
+/* their names in the configuration (tensor.sample), by number */
+#define GI_TS_NAMES { "?", "u8", "u16", "i16", "u32", "i32", "f32", "ci8", "ci16", "raw10", "raw12" }
 
 /*
  * The tensor's element type (the ring header's and the consumer API's:
@@ -67,6 +69,8 @@ enum gi_tensor_dtype {
 	GI_DT_CF32 = 11, /* complex: two float32 (complex64) */
 	GI_DT__COUNT
 };
+/* their names (tensor.to, the consumers' dtype), by number */
+#define GI_DT_NAMES { "same", "u8", "i8", "u16", "i16", "u32", "i32", "f16", "bf16", "f32", "cf16", "cf32" }
 
 enum gi_tensor_missing {
 	GI_TM_ZERO = 0, /* a lost packet's samples are 0 */

@@ -12,7 +12,9 @@ measured Mpps and their ratio, the µs one CTA spends per batch and that as
 a multiple of the doorbell round trip measured here.  Then the step
 table: one ring of each STEP_CASES case again with --steps (the kernels
 time each step of every batch, kernels/steps.h), µs per batch by step
-beside the model's steps where both name the same step.  Then latency
+beside the model's steps where both name the same step; the tensor step
+(--tensor ci16:cf32 and raw10:u16, 4 rings) beside the model's unmeasured
+estimate.  Then latency
 (--latency): one ring's 1 KiB frames at 1 kHz and at half the measured
 rate, doorbell to frame visible.  Exit 1 if a run failed.
 """
@@ -30,11 +32,12 @@ CASES = [(64, 256, 1), (64, 256, 4), (1024, 64, 1), (1024, 64, 4), (8192, 64, 1)
 STEP_CASES = [(1024, 64), (64, 256), (64, 16), (8192, 64)]
 
 
-def bench(build, seconds, rings, payload, batch, mode="persistent", steps=False, latency=0):
+def bench(build, seconds, rings, payload, batch, mode="persistent", steps=False, latency=0, tensor=None):
     """(gpu_exec_bench's JSON or {}, rc, its last stderr line)."""
     cmd = [os.path.join(build, "bench", "gpu_exec_bench"), "--rings", str(rings), "--payload", str(payload),
            "--batch", str(batch), "--threads", "256", "--frame-packets", "64", "--seconds", seconds,
-           "--mode", mode] + (["--steps"] if steps else []) + (["--latency", str(latency)] if latency else [])
+           "--mode", mode] + (["--steps"] if steps else []) + (["--latency", str(latency)] if latency else []) + \
+        (["--tensor", tensor] if tensor else [])
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=int(seconds) + 30)
     except subprocess.TimeoutExpired:
@@ -110,6 +113,20 @@ def main():
         if steps and g:
             print("worst step (over 0.5 µs) off the model by %.0f%%: %s" % (
                 100 * worst, "within ±30%" if worst <= 0.30 else "OUTSIDE ±30%: recalibrate bench/gpu_model.py"))
+        # typed tensors (tensor:): the tensor step's cost, 4 rings of 64 x 1 KiB frames, beside the model's
+        # unmeasured estimate (bench/gpu_model.py --tensor-ratio)
+        print("\ntensor step, 4 rings, 1 KiB, batch 64 (one 64 KiB frame a batch): measured / model")
+        for tensor, ratio in (("ci16:cf32", 2.0), ("raw10:u16", 1.6)):
+            m, rc, err = bench(build, seconds, 4, 1024, 64, steps=True, tensor=tensor)
+            failed += not good(m, rc)
+            p = gpu_model.predict(g, parts, 4, 1024, 64, floors=floors, tensor_ratio=ratio) if g else {}
+            jl.write(json.dumps(dict(mode="persistent", steps=True, tensor=tensor, measured=m, model=p, rc=rc)) + "\n")
+            if m.get("steps_us"):
+                mt, pt = m["steps_us"].get("tensor", 0.0), p.get("steps_us", {}).get("tensor", 0.0)
+                print(f"  {tensor:<10} tensor step {mt:.1f} / {pt:.1f} µs, batch {m['batch_us']:.1f} / "
+                      f"{p.get('us_per_batch', 0):.1f} µs, {m['placed_Mpps']:.2f} Mpps (with --steps)")
+            else:
+                print(f"  {tensor:<10} FAIL {err[:60]}")
         # latency: doorbell of a frame's last batch -> next_frame past it in the host mirror, one ring of
         # 64 x 1 KiB frames in batches of 64, at 1 kHz and at half the rate measured above (issue 21:
         # <= 15 µs p50 at 1 kHz)
