@@ -55,7 +55,8 @@ cleanup() {
 trap cleanup EXIT
 
 # write_config FILE DEVICE STREAMS... ; STREAMS are "name:udp:packets:payload[:window]";
-# GI_TENSOR_<name> gives stream <name> a tensor: block (a YAML flow map)
+# GI_TENSOR_<name> gives stream <name> a tensor: block (a YAML flow map; a name's
+# characters other than letters, digits and _ as _)
 # GI_BACKEND (host), GI_EXEC_MODE (auto), GI_THREADS_PER_RING (256) and
 # GI_POOL_KIND (host) select the GPU path: tests/gpu/run_on_gpu.sh on a GPU,
 # the cuda_emu suite on CPU threads; GI_BATCH_TIMEOUT_US (200) makes fewer,
@@ -115,8 +116,9 @@ YAML
     reorder_window: ${win:-4}
     frame_timeout_ms: 0
 YAML
-      # GI_TENSOR_<name>: the stream's tensor: block, a YAML flow map
-      local tv="GI_TENSOR_$name"
+      # GI_TENSOR_<name>: the stream's tensor: block, a YAML flow map (other characters than
+      # letters, digits and _ in the name as _)
+      local tv="GI_TENSOR_${name//[^A-Za-z0-9_]/_}"
       [ -z "${!tv:-}" ] || echo "    tensor: ${!tv}"
     done
   } >"$file"
