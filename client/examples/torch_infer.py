@@ -5,8 +5,10 @@
 
 torch.from_dlpack(frame) is a tensor over the frame where it already is:
 in the daemon's GPU memory for a GPU ring (executor.backend: cuda, shared
-through CUDA IPC), in the host ring otherwise.  The model is one Conv1d
-layer over the frame's bytes; put yours in its place.  frame.valid() after
+through CUDA IPC), in the host ring otherwise: the stream's typed tensor
+when it has a tensor: block (README "Typed tensors"), else the frame's
+bytes.  The model is one Conv1d layer over its values; put yours in its
+place.  frame.valid() after
 the model ran says whether the daemon reused the slot meanwhile.
 """
 import argparse
@@ -40,7 +42,11 @@ def main():
     with ring, torch.inference_mode():
         try:
             for frame in ring.frames(timeout=a.timeout):
-                x = torch.from_dlpack(frame)                  # uint8 over the frame: no copy
+                # the frame's typed tensor (a stream with tensor:, e.g. complex64 IQ or uint16
+                # pixels), else its bytes as uint8: either way no copy
+                x = torch.from_dlpack(frame).flatten()
+                if x.is_complex():
+                    x = torch.view_as_real(x.to(torch.complex64)).flatten()  # I, Q as reals
                 y = model(x[None, None, :x.numel() // 64 * 64].float())
                 scores = y.mean(dim=2).flatten().tolist()     # .tolist() waits for the GPU
                 if not frame.valid():
