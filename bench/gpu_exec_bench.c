@@ -129,15 +129,14 @@ static int tensor_parse(struct bench *b, const char *arg)
 			t->dtype = k;
 	if (!t->sample || !t->dtype || gi_tensor_sample_complex(t->sample) != gi_tensor_dtype_complex(t->dtype))
 		return -1;
-	struct gi_tensor_rt rt = { .sample = t->sample, .dtype = t->dtype };
-	gi_tensor_setup(&rt, (uint64_t)b->frame_packets * b->payload, 0);
-	if (!rt.bytes)
+	const uint64_t fb = (uint64_t)b->frame_packets * b->payload;
+	t->bytes = gi_tensor_bytes(t->sample, t->dtype, fb);
+	if (!t->bytes)
 		return -1;
 	t->big = 1;
 	t->scale = gi_tensor_dtype_float(t->dtype) ? 1.0 / 32768 : 1.0;
 	t->ndim = 1;
-	t->shape[0] = rt.groups * gi_tensor_sample_elems(t->sample);
-	t->bytes = rt.bytes;
+	t->shape[0] = gi_tensor_elems(t->sample, fb);
 	return 0;
 }
 

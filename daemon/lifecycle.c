@@ -180,19 +180,14 @@ int gi_daemon_pools_ports_start(struct gi_daemon *d)
 static void ring_tensor(const struct gi_cfg_stream *cs, struct gi_frame_tensor *ft)
 {
 	const struct gi_cfg_tensor *ct = &cs->tensor;
-	struct gi_tensor_rt rt = { .sample = (uint32_t)ct->sample, .dtype = ct->dtype, .big = (uint32_t)ct->big,
-				   .missing = (uint32_t)ct->missing, .scale = (float)ct->scale_v,
-				   .offset = (float)ct->offset_v };
-
 	memset(ft, 0, sizeof(*ft));
-	gi_tensor_setup(&rt, cs->frame_bytes, 0);
 	ft->dtype = ct->dtype;
 	ft->ndim = ct->n_shape;
 	for (uint32_t d = 0; d < ct->n_shape; d++)
 		ft->shape[d] = ct->shape[d];
 	if (ct->to == GI_DT_NONE && gi_tensor_sample_complex((uint32_t)ct->sample))
 		ft->shape[ft->ndim++] = 2; /* a complex integer typed as is: I and Q as a last dimension */
-	ft->bytes = rt.bytes;
+	ft->bytes = gi_tensor_bytes((uint32_t)ct->sample, ct->dtype, cs->frame_bytes);
 	ft->sample = (uint32_t)ct->sample;
 	ft->big = (uint32_t)ct->big;
 	ft->missing = (uint32_t)ct->missing;

@@ -181,6 +181,21 @@ GI_HD static inline void gi_tensor_setup(struct gi_tensor_rt *t, uint64_t frame_
 	t->bytes = t->groups * t->per_group * t->out_bytes;
 }
 
+/* The tensor's bytes for frames of frame_bytes bytes (their whole groups), 0 if not one group fits. */
+GI_HD static inline uint64_t gi_tensor_bytes(uint32_t sample, uint32_t dtype, uint64_t frame_bytes)
+{
+	struct gi_tensor_rt t = { .sample = sample, .dtype = dtype };
+	gi_tensor_setup(&t, frame_bytes, 0);
+	return t.bytes;
+}
+
+/* Its elements (a complex sample one), the 1-D shape of a whole frame. */
+GI_HD static inline uint64_t gi_tensor_elems(uint32_t sample, uint64_t frame_bytes)
+{
+	const uint32_t ib = gi_tensor_sample_bytes(sample);
+	return ib ? frame_bytes / ib * gi_tensor_sample_elems(sample) : 0;
+}
+
 /* ---- the roundings, on the bits ---------------------------------------------- */
 
 GI_HD static GI_INLINE uint32_t gi_f32_bits(float f)

@@ -116,10 +116,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ft.scale = ft.dtype == GI_DT_U8 || ft.dtype == GI_DT_I8 || ft.dtype == GI_DT_I16 || ft.dtype == GI_DT_U32 ||
 				   ft.dtype == GI_DT_I32 ? 1.0 : 0.5;
 		ft.ndim = 1;
-		struct gi_tensor_rt rt = { .sample = ft.sample, .dtype = ft.dtype };
-		gi_tensor_setup(&rt, fb, 0);
-		ft.shape[0] = rt.groups * gi_tensor_sample_elems(ft.sample);
-		ft.bytes = rt.bytes;
+		ft.shape[0] = gi_tensor_elems(ft.sample, fb);
+		ft.bytes = gi_tensor_bytes(ft.sample, ft.dtype, fb);
 		if (!ft.bytes)
 			ft.dtype = GI_DT_NONE; /* a frame shorter than one group: no tensor */
 	}

@@ -57,6 +57,40 @@ def pattern(stream_id, frame, nbytes):
     return words.astype("<u8", copy=False).view(np.uint8)[:nbytes]
 
 
+class TensorSpec:
+    """--tensor SAMPLE,TO,BYTEORDER,SCALE,OFFSET,MISSING: the stream's tensor: block as configured, and a
+    frame's tensor held to NumPy's conversion of the bytes that were sent (tests/python/test_tensor.py)."""
+
+    def __init__(self, arg):
+        self.sample, to, order, scale, offset, self.missing = arg.split(",")
+        self.to = None if to == "same" else to
+        self.big, self.scale, self.offset = order == "big", float(scale), float(offset)
+        self.dtype = self.to or test_tensor.SAME[self.sample]
+        self.width = {"f16": 2, "cf16": 2, "f32": 4, "cf32": 4}.get(self.dtype, 0)  # float types: NaN is NaN
+
+    def want(self, sent, present, payload_bytes):
+        """The tensor's bytes for the frame's bytes `sent` and its packets' `present` flags."""
+        mask = "".join("1" if p else "0" for p in present)
+        return test_tensor.reference(sent.tobytes(), self.sample, self.to, self.big, self.scale, self.offset,
+                                     self.missing, mask, payload_bytes)
+
+    def same(self, got, want):
+        return test_tensor.same_bits(got, want, bool(self.width), self.width or 4)
+
+
+def open_ring(a, who):
+    """The ring a.shm (waiting a.wait s), then a.ready created; exits 2 if it cannot be opened."""
+    try:
+        ring = gpuingest.open(a.shm, timeout=a.wait)
+    except gpuingest.Error as e:
+        print(f"{who}: {a.shm}: {e}", file=sys.stderr)
+        sys.exit(2)
+    if a.ready:
+        with open(a.ready, "w"):
+            pass
+    return ring
+
+
 class DLDevice(ctypes.Structure):
     _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
 
@@ -244,12 +278,9 @@ class Checker:
     def tensor(self, f, sent, present):
         """The frame's tensor (--tensor): the simulator's bytes converted by NumPy, lost samples as configured;
         zero-copy where the frame lives (host: the ring; GPU: its device address for DLPack and CuPy/PyTorch)."""
-        sample, to, order, scale, offset, missing = self.a.tensor.split(",")
-        to = None if to == "same" else to
-        mask = "".join("1" if p else "0" for p in present)
-        want = test_tensor.reference(sent.tobytes(), sample, to, order == "big", float(scale), float(offset),
-                                     missing, mask, f.payload_bytes)
-        dt = to or test_tensor.SAME[sample]
+        spec = self.a.tensor
+        want = spec.want(sent, present, f.payload_bytes)
+        dt = spec.dtype
         if f.tensor_dtype != dt or self.info.tensor_dtype != dt:
             self.problem(f, f"tensor dtype {f.tensor_dtype!r} (ring {self.info.tensor_dtype!r}), expected {dt!r}")
         t = f.tensor()
@@ -260,8 +291,7 @@ class Checker:
                 g = lib.from_dlpack(f) if name == "torch" else lib.asarray(f)
                 host = g.cpu().numpy() if name == "torch" else lib.asnumpy(g)
                 if tuple(g.shape)[:len(self.info.tensor_shape)] != self.info.tensor_shape or \
-                        not test_tensor.same_bits(host.tobytes(), want, dt in ("f16", "cf16", "f32", "cf32"),
-                                                  {"f16": 2, "cf16": 2}.get(dt, 4)):
+                        not spec.same(host.tobytes(), want):
                     self.problem(f, f"{name}: tensor {tuple(g.shape)} {g.dtype} differs from NumPy's", "mismatches")
                 self.t[name + "_tensors_checked"] = self.t.get(name + "_tensors_checked", 0) + 1
         else:
@@ -273,8 +303,7 @@ class Checker:
             got = f.copy_tensor().tobytes()
         except gpuingest.Overrun:
             return
-        width = {"f16": 2, "cf16": 2, "f32": 4, "cf32": 4}.get(dt, 0)
-        if not test_tensor.same_bits(got, want, bool(width), width or 4):
+        if not spec.same(got, want):
             g, w = np.frombuffer(got, np.uint8), np.frombuffer(want, np.uint8)
             self.problem(f, f"tensor differs from NumPy's conversion ({int(np.count_nonzero(g != w))} bytes)",
                          "mismatches")
@@ -345,18 +374,11 @@ def main():
     ap.add_argument("--clean", action="store_true", help="clean traffic: only complete frames, no overrun")
     ap.add_argument("--wait", type=float, default=20.0)
     ap.add_argument("--ready", help="create this file once the ring is open (the test's go signal for traffic)")
-    ap.add_argument("--tensor", help="SAMPLE,TO,BYTEORDER,SCALE,OFFSET,MISSING: the stream's tensor: block, "
-                                     "each frame's tensor checked against NumPy's conversion of what was sent")
+    ap.add_argument("--tensor", type=TensorSpec, help="SAMPLE,TO,BYTEORDER,SCALE,OFFSET,MISSING: the stream's "
+                    "tensor: block, each frame's tensor checked against NumPy's conversion of what was sent")
     a = ap.parse_args()
 
-    try:
-        ring = gpuingest.open(a.shm, timeout=a.wait)
-    except gpuingest.Error as e:
-        print(f"py_consumer_check: {a.shm}: {e}", file=sys.stderr)
-        return 2
-    if a.ready:
-        with open(a.ready, "w"):
-            pass
+    ring = open_ring(a, "py_consumer_check")
     with ring:
         info = ring.info
         c = Checker(a, info)

@@ -107,10 +107,8 @@ static inline void exf_init(struct exec_fixture *f, const struct exf_conf *c)
 	const uint64_t fb = (uint64_t)(c->packets - 1) * c->payload + last;
 	struct gi_frame_tensor ft = { 0 };
 	if (c->tensor) {
-		struct gi_tensor_rt rt = { .sample = c->tensor->sample, .dtype = c->tensor->dtype };
-		gi_tensor_setup(&rt, fb, 0);
 		ft = *c->tensor;
-		ft.bytes = rt.bytes;
+		ft.bytes = gi_tensor_bytes(ft.sample, ft.dtype, fb);
 	}
 	f->frame_bytes = gi_frame_ring_bytes_t(c->slots, c->packets, c->payload, ft.bytes);
 	for (int s = 0; s < c->n_streams; s++) {

@@ -666,13 +666,18 @@ class Frame:
             raise TypeError("copy(out=...): out must be a writable C-contiguous numpy array")
         elif out.nbytes < n:
             raise ValueError(f"copy(out=...): {out.nbytes} bytes for a {n}-byte frame")
-        rc = _lib.gic_copy(self._h.ptr, self._f, out.ctypes.data, out.nbytes)
+        return self._checked_copy(_lib.gic_copy, out, "it")
+
+    def _checked_copy(self, fn, out, what):
+        """gic_copy or gic_copy_tensor into `out` ("it" or "its tensor"): out, or Overrun, or Error with the
+        library's line."""
+        rc = fn(self._h.ptr, self._f, out.ctypes.data, out.nbytes)
         if rc == OK:
             return out
         if rc == OVERRUN:
-            raise Overrun(f"frame {self.frame}: overwritten by the daemon while it was copied", rc)
+            raise Overrun(f"frame {self.frame}: overwritten by the daemon while {what} was copied", rc)
         last = _lib.gic_last_error(self._h.ptr).decode(errors="replace")
-        raise Error(f"frame {self.frame}: copy failed: {last or strerror(rc)}", rc)
+        raise Error(f"frame {self.frame}: copy of {what} failed: {last or strerror(rc)}", rc)
 
     def _current(self, what):
         ring = self._ring
@@ -748,15 +753,8 @@ class Frame:
         address, dims, typestr, dl, per = lay
         if self._f.dev_ptr:
             return Tensor(self, address, dims, typestr, dl, per)
-        items = math.prod(dims) * per
-        if typestr is None:  # bfloat16
-            try:
-                bf16 = np.dtype(importlib.import_module("ml_dtypes").bfloat16)
-            except ModuleNotFoundError:
-                bf16 = np.dtype("<u2")
-            return np.asarray(_HostMemory(address, items * 2, self._h)).view(bf16).reshape(dims)
-        dt = np.dtype(typestr)
-        arr = np.asarray(_HostMemory(address, items * dt.itemsize, self._h)).view(dt)
+        dt = _np_dtype(typestr)
+        arr = np.asarray(_HostMemory(address, math.prod(dims) * per * dt.itemsize, self._h)).view(dt)
         return arr.reshape(dims + ((per,) if per > 1 else ()))
 
     def copy_tensor(self):
@@ -768,21 +766,8 @@ class Frame:
         if lay is None:
             raise Error(f"frame {self.frame}: stream {self._ring.info.stream!r} has no tensor: block")
         _, dims, typestr, _, per = lay
-        if typestr is None:
-            try:
-                dt = np.dtype(importlib.import_module("ml_dtypes").bfloat16)
-            except ModuleNotFoundError:
-                dt = np.dtype("<u2")
-        else:
-            dt = np.dtype(typestr)
-        out = np.empty(dims + ((per,) if per > 1 else ()), dtype=dt)
-        rc = _lib.gic_copy_tensor(self._h.ptr, self._f, out.ctypes.data, out.nbytes)
-        if rc == OK:
-            return out
-        if rc == OVERRUN:
-            raise Overrun(f"frame {self.frame}: overwritten by the daemon while its tensor was copied", rc)
-        last = _lib.gic_last_error(self._h.ptr).decode(errors="replace")
-        raise Error(f"frame {self.frame}: tensor copy failed: {last or strerror(rc)}", rc)
+        out = np.empty(dims + ((per,) if per > 1 else ()), dtype=_np_dtype(typestr))
+        return self._checked_copy(_lib.gic_copy_tensor, out, "its tensor")
 
     @property
     def __cuda_array_interface__(self):
@@ -839,6 +824,17 @@ class Frame:
             return _dlpack_capsule(lay[0], lay[1], device, self._h, lay[3])
         address = self._f.dev_ptr or self._f.data
         return _dlpack_capsule(address, self._f.bytes, device, self._h)
+
+
+def _np_dtype(typestr):
+    """The NumPy dtype of a tensor value (_DTYPES): bfloat16 (typestr None) as ml_dtypes' where it is
+    installed, else its bits as uint16."""
+    if typestr is not None:
+        return np.dtype(typestr)
+    try:
+        return np.dtype(importlib.import_module("ml_dtypes").bfloat16)
+    except ModuleNotFoundError:
+        return np.dtype("<u2")
 
 
 class Tensor:
