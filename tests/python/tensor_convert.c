@@ -9,6 +9,11 @@
  * per packet of PAYLOAD_BYTES ("": every packet arrived; ignored with
  * MISSING keep, as the executor does, stream_publish.h); WORKERS: how many
  * workers share the frame (the GPU's threads), run one after another.
+ *
+ * The frame is converted twice: by gi_tensor_convert (the host's loop,
+ * specialized per sample -> type) and by gi_tensor_run with the types as
+ * variables (the GPU's one generic loop); the two must agree byte for
+ * byte (exit 3 if not), so NumPy holds both forms.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,12 +52,29 @@ int main(int argc, char **argv)
 			bitmap[i / 64] |= 1ull << (i % 64);
 	struct gi_div div;
 	gi_div_init(&div, payload);
-	for (uint32_t w = 0; w < workers; w++)
-		gi_tensor_convert(&t, in, out, *present && t.missing != GI_TM_KEEP ? bitmap : NULL, &div, w, workers);
+	const uint64_t *bm = *present && t.missing != GI_TM_KEEP ? bitmap : NULL;
+	uint8_t *gen = calloc(1, t.bytes + 1);
+	if (!gen)
+		return 2;
+	/* volatile: the compiler cannot fold the generic loop back into a specialized one */
+	volatile uint32_t sample = t.sample, dtype = t.dtype, big = t.big;
+	for (uint32_t w = 0; w < workers; w++) {
+		gi_tensor_convert(&t, in, out, bm, &div, w, workers);
+		gi_tensor_run(&t, in, gen, bm, &div, w, workers, sample, dtype, big);
+	}
+	if (memcmp(out, gen, t.bytes) != 0) {
+		size_t at = 0;
+		while (out[at] == gen[at])
+			at++;
+		fprintf(stderr, "tensor_convert: the generic loop (the GPU's) differs from the specialized one (the "
+				"host's) at byte %zu: 0x%02x vs 0x%02x\n", at, gen[at], out[at]);
+		return 3;
+	}
 	if (fwrite(out, 1, t.bytes, stdout) != t.bytes)
 		return 1;
 	free(in);
 	free(out);
+	free(gen);
 	free(bitmap);
 	return 0;
 }
