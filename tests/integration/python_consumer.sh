@@ -97,7 +97,8 @@ for path in sys.argv[1:]:
     print(f"  {j['stream']} ({j['ring']} ring): {j['frames_seen']} frames verified, {j['frames_complete']} complete, "
           f"{j['frames_partial']} partial, {j['packets_verified']} packets, {j['bytes_verified']} bytes, "
           f"{views} views checked, sender frames from {j['first_sensor_frame']}"
-          + (f", {j['tensors_verified']} tensors verified" if "tensors_verified" in j else ""))
+          + (f", {j['tensors_verified']} tensors verified" if "tensors_verified" in j else "")
+          + "".join(f", {j[k]} {k.replace('_', ' ')}" for k in sorted(j) if k.startswith(("cupy_", "torch_"))))
 PY
 }
 
