@@ -122,34 +122,6 @@
 #define GI_ATOMIC_XOR_U32(p, v) __atomic_fetch_xor((uint32_t *)(p), (uint32_t)(v), __ATOMIC_RELAXED)
 #endif
 
-/*
- * The n bytes (n = 1, 2, 4 or 8) at p, which is n-aligned, as a little-endian
- * word (the host's byte order and the GPU's): one access of n bytes on
- * either side, where an unknown alignment costs n byte accesses on the
- * GPU, and no aliasing rule broken.
- */
-GI_HD static inline uint64_t gi_ld_aligned(const void *p, uint32_t n)
-{
-	switch (n) {
-	case 1: return *(const uint8_t *)p;
-	case 2: { uint16_t v; __builtin_memcpy(&v, __builtin_assume_aligned(p, 2), 2); return v; }
-	case 4: { uint32_t v; __builtin_memcpy(&v, __builtin_assume_aligned(p, 4), 4); return v; }
-	}
-	uint64_t v;
-	__builtin_memcpy(&v, __builtin_assume_aligned(p, 8), 8);
-	return v;
-}
-
-GI_HD static inline void gi_st_aligned(void *p, uint64_t v, uint32_t n)
-{
-	switch (n) {
-	case 1: *(uint8_t *)p = (uint8_t)v; return;
-	case 2: { uint16_t x = (uint16_t)v; __builtin_memcpy(__builtin_assume_aligned(p, 2), &x, 2); return; }
-	case 4: { uint32_t x = (uint32_t)v; __builtin_memcpy(__builtin_assume_aligned(p, 4), &x, 4); return; }
-	}
-	__builtin_memcpy(__builtin_assume_aligned(p, 8), &v, 8);
-}
-
 /* A loop with a constant trip count unrolled where that keeps its loads in flight together (nvcc). */
 #if defined(__CUDACC__) && !defined(GI_CUDA_EMU)
 #define GI_UNROLL _Pragma("unroll")
@@ -175,8 +147,8 @@ GI_HD static inline void gi_st_aligned(void *p, uint64_t v, uint32_t n)
  * GI_SPECIALIZE: 1 where a body may be compiled once per constant argument
  * (the host, whose loops the compiler then strips of their per-item
  * switches); 0 on the GPU, where a warp takes such a switch uniformly and
- * what specializing costs is ptxas's time (kernels/tensor.h's 35 forms
- * took the CUDA build from 2 to 16 minutes).  GI_INLINE forces inlining,
+ * code size is what costs (kernels/tensor.h: its 35 forms made ptxas's
+ * part of the CUDA build several times longer).  GI_INLINE forces inlining,
  * which that specialization needs; GI_NOINLINE keeps a body out of line.
  */
 #if defined(__CUDA_ARCH__) && !defined(GI_CUDA_EMU)
@@ -184,7 +156,7 @@ GI_HD static inline void gi_st_aligned(void *p, uint64_t v, uint32_t n)
 #else
 #define GI_INLINE __attribute__((always_inline)) inline
 #endif
-#ifdef __CUDA_ARCH__ /* the GPU and its emulation (which defines it): CI runs both forms */
+#ifdef __CUDA_ARCH__ /* the GPU and its emulation (which defines it): CI runs the GPU's form too */
 #define GI_SPECIALIZE 0
 #else
 #define GI_SPECIALIZE 1

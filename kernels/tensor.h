@@ -271,177 +271,122 @@ GI_HD static GI_INLINE uint16_t gi_f32_to_u16_sat(float f)
 
 /* ---- one group ------------------------------------------------------------------ */
 
-/* Groups a worker loads before it converts any: their loads in flight together (the GPU). */
-#define GI_TENSOR_INFLIGHT 4
-
-/*
- * A group's bytes, byte k at bits 8k: one aligned load where a group is 1,
- * 2 or 4 bytes (the payload starts 64-byte aligned in its slot, so group g
- * at g * in_bytes is aligned to its size), bytes where it is 3 or 5.
- */
-GI_HD static GI_INLINE uint64_t gi_tensor_load(const uint8_t *p, uint32_t ib)
+GI_HD static GI_INLINE uint32_t gi_tensor_ld(const uint8_t *p, uint32_t n, uint32_t big)
 {
-	if (ib == 1 || ib == 2 || ib == 4)
-		return gi_ld_aligned(p, ib);
-	uint64_t v = 0;
-	for (uint32_t k = 0; k < ib; k++)
-		v |= (uint64_t)p[k] << (8 * k);
+	uint32_t v = 0;
+	for (uint32_t k = 0; k < n; k++)
+		v |= (uint32_t)p[big ? n - 1 - k : k] << (8 * k);
 	return v;
 }
 
-/* The n-byte word (n = 2, 4) at bits 0.. of x in the sample's byte order. */
-GI_HD static GI_INLINE uint32_t gi_tensor_word(uint64_t x, uint32_t n, uint32_t big)
+GI_HD static GI_INLINE void gi_tensor_st(uint8_t *p, uint32_t v, uint32_t n)
 {
-	const uint32_t v = (uint32_t)x;
-	if (!big)
-		return n == 2 ? (v & 0xffffu) : v;
-	if (n == 2)
-		return (v >> 8 & 0xffu) | (v & 0xffu) << 8;
-	return v >> 24 | (v >> 8 & 0xff00u) | (v & 0xff00u) << 8 | v << 24;
+	for (uint32_t k = 0; k < n; k++)
+		p[k] = (uint8_t)(v >> (8 * k));
 }
 
-/* The group's values from its bytes x: integers in iv (exact), or the float32 sample in fv. */
-GI_HD static GI_INLINE void gi_tensor_decode(uint32_t sample, uint32_t big, uint64_t x, int64_t iv[4], float *fv)
+/* The group's values: integers in iv (exact), or the float32 sample in fv. */
+GI_HD static GI_INLINE void gi_tensor_decode(uint32_t sample, uint32_t big, const uint8_t *p, int64_t iv[4], float *fv)
 {
 	switch (sample) {
-	case GI_TS_U8: iv[0] = (int64_t)(x & 0xffu); break;
-	case GI_TS_U16: iv[0] = gi_tensor_word(x, 2, big); break;
-	case GI_TS_I16: iv[0] = (int16_t)gi_tensor_word(x, 2, big); break;
-	case GI_TS_U32: iv[0] = gi_tensor_word(x, 4, big); break;
-	case GI_TS_I32: iv[0] = (int32_t)gi_tensor_word(x, 4, big); break;
-	case GI_TS_F32: *fv = gi_bits_f32(gi_tensor_word(x, 4, big)); break;
+	case GI_TS_U8: iv[0] = p[0]; break;
+	case GI_TS_U16: iv[0] = gi_tensor_ld(p, 2, big); break;
+	case GI_TS_I16: iv[0] = (int16_t)gi_tensor_ld(p, 2, big); break;
+	case GI_TS_U32: iv[0] = gi_tensor_ld(p, 4, big); break;
+	case GI_TS_I32: iv[0] = (int32_t)gi_tensor_ld(p, 4, big); break;
+	case GI_TS_F32: *fv = gi_bits_f32(gi_tensor_ld(p, 4, big)); break;
 	case GI_TS_CI8:
-		iv[0] = (int8_t)(x & 0xffu);
-		iv[1] = (int8_t)(x >> 8 & 0xffu);
+		iv[0] = (int8_t)p[0];
+		iv[1] = (int8_t)p[1];
 		break;
 	case GI_TS_CI16:
-		iv[0] = (int16_t)gi_tensor_word(x, 2, big);
-		iv[1] = (int16_t)gi_tensor_word(x >> 16, 2, big);
+		iv[0] = (int16_t)gi_tensor_ld(p, 2, big);
+		iv[1] = (int16_t)gi_tensor_ld(p + 2, 2, big);
 		break;
 	case GI_TS_RAW10:
 		for (uint32_t k = 0; k < 4; k++)
-			iv[k] = (int64_t)((x >> (8 * k) & 0xffu) << 2 | (x >> (32 + 2 * k) & 3u));
+			iv[k] = (int64_t)((uint32_t)p[k] << 2 | ((uint32_t)p[4] >> (2 * k) & 3u));
 		break;
 	case GI_TS_RAW12:
-		iv[0] = (int64_t)((x & 0xffu) << 4 | (x >> 16 & 15u));
-		iv[1] = (int64_t)((x >> 8 & 0xffu) << 4 | (x >> 20 & 15u));
+		iv[0] = (int64_t)((uint32_t)p[0] << 4 | (p[2] & 15u));
+		iv[1] = (int64_t)((uint32_t)p[1] << 4 | (uint32_t)p[2] >> 4);
 		break;
 	}
 }
 
 /*
- * Value v (integer iv, or the float sample fv) as the tensor's bits (its
- * low out-bytes).  The stream's fields come as values, loaded once.
+ * Value v (integer iv, or the float sample fv) into the tensor at dst.  The
+ * stream's fields come as values: a byte store may alias anything, and the
+ * compiler would load them again after each.
  */
-GI_HD static GI_INLINE uint32_t gi_tensor_value(uint32_t affine, float scale, float offset, uint32_t sample,
-						uint32_t dtype, int64_t iv, float fv)
+GI_HD static GI_INLINE void gi_tensor_put(uint32_t affine, float scale, float offset, uint32_t sample, uint32_t dtype,
+					  uint8_t *dst, int64_t iv, float fv)
 {
 	const int is_float = sample == GI_TS_F32;
+	const uint32_t ob = gi_tensor_value_bytes(dtype);
 
 	if (!gi_tensor_dtype_float(dtype) && !(dtype == GI_DT_U16 && affine)) {
 		/* an integer type: the sample itself (to: same), or an unsigned one widened to u16 */
-		const uint32_t v = is_float ? gi_f32_bits(fv) : (uint32_t)iv;
-		const uint32_t ob = gi_tensor_value_bytes(dtype);
-		return ob == 4 ? v : v & ((1u << (8 * ob)) - 1u);
+		gi_tensor_st(dst, is_float ? gi_f32_bits(fv) : (uint32_t)iv, ob);
+		return;
 	}
 	float f = is_float ? fv : (float)iv;
 	if (affine)
 		f = GI_FADD_RN(GI_FMUL_RN(f, scale), offset);
 	switch (dtype) {
-	case GI_DT_F32: case GI_DT_CF32: return gi_f32_bits(f);
-	case GI_DT_F16: case GI_DT_CF16: return gi_f32_to_f16(f);
-	case GI_DT_BF16: return gi_f32_to_bf16(f);
-	case GI_DT_U16: return gi_f32_to_u16_sat(f);
+	case GI_DT_F32: case GI_DT_CF32: gi_tensor_st(dst, gi_f32_bits(f), 4); break;
+	case GI_DT_F16: case GI_DT_CF16: gi_tensor_st(dst, gi_f32_to_f16(f), 2); break;
+	case GI_DT_BF16: gi_tensor_st(dst, gi_f32_to_bf16(f), 2); break;
+	case GI_DT_U16: gi_tensor_st(dst, gi_f32_to_u16_sat(f), 2); break;
 	}
-	return 0;
 }
 
-/* A lost group's value: zero, or NaN of the tensor's float type. */
-GI_HD static GI_INLINE uint32_t gi_tensor_missing_value(uint32_t missing, uint32_t dtype)
+/* A lost group's values: zero, or NaN of the tensor's float type. */
+GI_HD static inline void gi_tensor_put_missing(const struct gi_tensor_rt *t, uint8_t *dst)
 {
-	if (missing == GI_TM_NAN) {
-		switch (dtype) {
-		case GI_DT_F32: case GI_DT_CF32: return 0x7fc00000u;
-		case GI_DT_F16: case GI_DT_CF16: return 0x7e00u;
-		case GI_DT_BF16: return 0x7fc0u;
+	uint32_t v = 0;
+	if (t->missing == GI_TM_NAN) {
+		switch (t->dtype) {
+		case GI_DT_F32: case GI_DT_CF32: v = 0x7fc00000u; break;
+		case GI_DT_F16: case GI_DT_CF16: v = 0x7e00u; break;
+		case GI_DT_BF16: v = 0x7fc0u; break;
 		}
 	}
-	return 0;
-}
-
-/*
- * A group's per values of ob bytes each (o[k]) stored at dst as one or two
- * aligned words: per * ob is 1, 2, 4, 8 or 16, and the tensor area is
- * 256-byte aligned, so group g's step-byte record is aligned to its size.
- */
-GI_HD static GI_INLINE void gi_tensor_store(uint8_t *dst, const uint32_t o[4], uint32_t per, uint32_t ob)
-{
-	const uint32_t step = per * ob;
-	if (step == 16) {
-		gi_st_aligned(dst, (uint64_t)o[0] | (uint64_t)o[1] << 32, 8);
-		gi_st_aligned(dst + 8, (uint64_t)o[2] | (uint64_t)o[3] << 32, 8);
-		return;
-	}
-	uint64_t v = 0;
-	GI_UNROLL
-	for (uint32_t k = 0; k < 4; k++) /* constant bounds: o stays in registers */
-		if (k < per)
-			v |= (uint64_t)o[k] << (8 * ob * k);
-	gi_st_aligned(dst, v, step);
-}
-
-/* Whether any byte of the group at b0 (ib bytes) is in a packet the bitmap says was lost. */
-GI_HD static GI_INLINE int gi_tensor_lost(const uint64_t *bitmap, const struct gi_div *div_payload, uint64_t b0,
-					  uint32_t ib)
-{
-	uint64_t i = gi_div_q(div_payload, b0);
-	const uint64_t last = gi_div_q(div_payload, b0 + ib - 1);
-	int lost = 0;
-	for (; i <= last; i++)
-		lost |= !(bitmap[i >> 6] >> (i & 63) & 1);
-	return lost;
+	for (uint32_t k = 0; k < t->per_group; k++)
+		gi_tensor_st(dst + k * t->out_bytes, v, t->out_bytes);
 }
 
 /*
  * The conversion with sample, dtype and big as arguments: constants where
- * gi_tensor_convert specializes, so that every per-value switch folds away.
- * A worker loads GI_TENSOR_INFLIGHT groups (g = w, w + nw, ...: a warp's
- * lanes adjacent groups) before it converts and stores them.
+ * gi_tensor_convert specializes (the host), t's fields where it does not.
  */
 GI_HD static GI_INLINE void gi_tensor_run(const struct gi_tensor_rt *t, const uint8_t *in, uint8_t *out,
 					  const uint64_t *bitmap, const struct gi_div *div_payload, uint32_t w,
 					  uint32_t nw, uint32_t sample, uint32_t dtype, uint32_t big)
 {
 	const uint32_t ib = gi_tensor_sample_bytes(sample), per = gi_tensor_sample_values(sample);
-	const uint32_t ob = gi_tensor_value_bytes(dtype), step = per * ob;
-	const uint64_t groups = t->groups;
-	const uint32_t affine = t->affine, missing = gi_tensor_missing_value(t->missing, dtype);
+	const uint64_t step = (uint64_t)per * gi_tensor_value_bytes(dtype), groups = t->groups;
+	const uint32_t affine = t->affine;
 	const float scale = t->scale, offset = t->offset;
 
-	for (uint64_t base = w; base < groups; base += (uint64_t)GI_TENSOR_INFLIGHT * nw) {
-		uint64_t x[GI_TENSOR_INFLIGHT];
-		GI_UNROLL
-		for (uint32_t k = 0; k < GI_TENSOR_INFLIGHT; k++) {
-			const uint64_t g = base + (uint64_t)k * nw;
-			x[k] = g < groups ? gi_tensor_load(in + g * ib, ib) : 0;
-		}
-		GI_UNROLL
-		for (uint32_t k = 0; k < GI_TENSOR_INFLIGHT; k++) {
-			const uint64_t g = base + (uint64_t)k * nw;
-			if (g >= groups)
-				break;
-			uint32_t o[4] = { missing, missing, missing, missing };
-			if (!bitmap || !gi_tensor_lost(bitmap, div_payload, g * ib, ib)) {
-				int64_t iv[4] = { 0, 0, 0, 0 };
-				float fv = 0.0f;
-				gi_tensor_decode(sample, big, x[k], iv, &fv);
-				GI_UNROLL
-				for (uint32_t v = 0; v < 4; v++)
-					if (v < per)
-						o[v] = gi_tensor_value(affine, scale, offset, sample, dtype, iv[v], fv);
+	for (uint64_t g = w; g < groups; g += nw) {
+		const uint64_t b0 = g * ib;
+		uint8_t *dst = out + g * step;
+		if (bitmap) {
+			uint64_t i = gi_div_q(div_payload, b0), last = gi_div_q(div_payload, b0 + ib - 1);
+			int lost = 0;
+			for (; i <= last; i++)
+				lost |= !(bitmap[i >> 6] >> (i & 63) & 1);
+			if (lost) {
+				gi_tensor_put_missing(t, dst);
+				continue;
 			}
-			gi_tensor_store(out + g * step, o, per, ob);
 		}
+		int64_t iv[4] = { 0, 0, 0, 0 };
+		float fv = 0.0f;
+		gi_tensor_decode(sample, big, in + b0, iv, &fv);
+		for (uint32_t k = 0; k < per; k++)
+			gi_tensor_put(affine, scale, offset, sample, dtype, dst + k * gi_tensor_value_bytes(dtype), iv[k], fv);
 	}
 }
 
@@ -451,8 +396,7 @@ GI_HD static GI_INLINE void gi_tensor_run(const struct gi_tensor_rt *t, const ui
  * keep) says which packets of payload_bytes each arrived; div_payload
  * divides by payload_bytes.  On the host each accepted sample -> type
  * (and byte order) is its own loop without per-value switches
- * (GI_SPECIALIZE; 10-25x the generic loop, bench/tensor_bench.c); the GPU
- * runs the one generic loop, its switches uniform across a warp.
+ * (GI_SPECIALIZE; 10-25x the generic loop, bench/tensor_bench.c).
  */
 GI_HD static inline void gi_tensor_convert(const struct gi_tensor_rt *t, const uint8_t *in, uint8_t *out,
 					   const uint64_t *bitmap, const struct gi_div *div_payload, uint32_t w,
