@@ -40,6 +40,8 @@ GI_HD static inline void gi_mirror_copy(struct gi_stream_rt *st, const struct gi
 	m->sensor_id = s->sensor_id;
 	m->sensor_frame = s->sensor_frame;
 	m->sender = s->sender;
+	m->first_nic_ns = s->first_nic_ns;
+	m->last_nic_ns = s->last_nic_ns;
 	for (uint32_t w = 0; w < gi_frame_bitmap_words(gi_stream_slot_packets(st)); w++)
 		mbm[w] = bm[w];
 }
@@ -160,6 +162,8 @@ GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_fra
 	GI_COUNTER_ADD(&st->c.frames[kind], 1);
 	GI_COUNTER_ADD(&st->c.lost, s->expected - received);
 	gi_hist_observe(&st->frame_latency, now > s->first_rx_ns ? now - s->first_rx_ns : 0);
+	if (st->nic_ts == GI_NIC_TS_REALTIME && s->first_nic_ns) /* nanoseconds: seconds on the page */
+		gi_hist_observe(&st->frame_assembly, s->last_nic_ns - s->first_nic_ns);
 	if (!st->defer) {
 		gi_frame_make_visible(st, s);
 		return;
