@@ -183,6 +183,8 @@ static int nic_ts_check(struct gi_port *p, const struct gi_port_conf *c, const s
 	if (quirk >= 0) { /* wall-clock time already, in its own unit */
 		gi_nic_clock_fixed(&p->clock, self_stamping[quirk].ns_per_tick);
 		p->nic_ts = GI_NIC_TS_REALTIME;
+		gi_log(GI_LOG_INFO, "port %s: NIC receive times: %s's capture times, CLOCK_REALTIME (%llu ns a tick)",
+		       c->name, info->driver_name, (unsigned long long)self_stamping[quirk].ns_per_tick);
 	} else { /* until after start says whether its clock can be read */
 		gi_nic_clock_fixed(&p->clock, 1);
 		p->nic_ts = GI_NIC_TS_DEVICE_TICKS;
