@@ -46,8 +46,13 @@ _Static_assert((int)GIC_DTYPE_U8 == (int)GI_DT_U8 && (int)GIC_DTYPE_I8 == (int)G
 		       (int)GIC_DTYPE_CF16 == (int)GI_DT_CF16 && (int)GIC_DTYPE_CF32 == (int)GI_DT_CF32 &&
 		       GIC_TENSOR_DIMS == GI_FRAME_TENSOR_DIMS,
 	       "dtype numbers");
-/* the ABI: the tensor's words took the frame's and the info's reserved ones, sizes unchanged */
+/* the ABI: the tensor's and the NIC times' words took the frame's and the info's reserved ones, sizes unchanged */
 _Static_assert(sizeof(struct gic_frame) == 192 && sizeof(struct gic_ring_info) == 432, "gic_frame/gic_ring_info ABI");
+_Static_assert(offsetof(struct gic_frame, first_nic_ns) == 176 && offsetof(struct gic_ring_info, nic_ts) == 428,
+	       "gic_frame/gic_ring_info ABI: the NIC times where reserved words were");
+_Static_assert((int)GIC_TS_NONE == (int)GI_NIC_TS_NONE && (int)GIC_TS_REALTIME == (int)GI_NIC_TS_REALTIME &&
+		       (int)GIC_TS_DEVICE_TICKS == (int)GI_NIC_TS_DEVICE_TICKS,
+	       "NIC clock numbers");
 
 struct gic_ring {
 	int fd;
@@ -265,6 +270,11 @@ static int try_open(struct gic_ring *r, const char *shm, const char *stream, cha
 			h.tensor.dtype, h.tensor.ndim, (unsigned long long)h.tensor.bytes);
 		return -EPROTO;
 	}
+	if (h.nic_ts > GI_NIC_TS_DEVICE_TICKS) {
+		set_err(err, err_len, "%s: unknown NIC clock %u in the header (allowed: 0 none, 1 realtime, 2 device ticks)",
+			shm, h.nic_ts);
+		return -EPROTO;
+	}
 	if (h.n_slots == 0 || h.packets_per_frame == 0 || h.packets_per_frame > GI_FRAME_MAX_PACKETS ||
 	    h.bitmap_words != gi_frame_bitmap_words(h.packets_per_frame) || h.slot_stride != want_stride ||
 	    (h.payload_in_device && h.dev_slot_stride != full_stride) ||
@@ -324,6 +334,7 @@ static int try_open(struct gic_ring *r, const char *shm, const char *stream, cha
 	in->cuda_device = -1;
 	if (h.payload_in_device)
 		memcpy(in->pci_bus_id, h.dev_pci_bus_id, sizeof(in->pci_bus_id) - 1);
+	in->nic_ts = h.nic_ts;
 	in->tensor_dtype = h.tensor.dtype;
 	in->tensor_ndim = h.tensor.dtype ? h.tensor.ndim : 0;
 	for (uint32_t d = 0; d < in->tensor_ndim; d++)
@@ -576,6 +587,8 @@ static int read_frame(struct gic_ring *r, struct gic_frame *f)
 	f->first_ts_ns = s->first_ts_ns;
 	f->first_rx_ns = s->first_rx_ns;
 	f->publish_ns = s->publish_ns;
+	f->first_nic_ns = s->first_nic_ns;
+	f->last_nic_ns = s->last_nic_ns;
 	f->sender.kind = s->sender.kind;
 	f->sender.flags = s->sender.flags;
 	f->sender.frame_number = s->sender.frame_number;

@@ -86,6 +86,7 @@ struct gi_cfg_port {
 	bool promiscuous;            /* default true */
 	bool flow_isolation;         /* rte_flow_isolate: only packets our rules match, default false */
 	bool flow_steering;          /* one rte_flow rule per stream → its queue, default true */
+	bool rx_timestamp;           /* NIC receive times per frame (RTE_ETH_RX_OFFLOAD_TIMESTAMP), default false */
 	uint32_t n_xstats;
 	char *xstats[GI_MAX_XSTATS]; /* xstats: driver statistic names exported as metrics, owned */
 	uint32_t n_queues;

@@ -231,6 +231,7 @@ static const struct gi_key port_keys[] = {
 	K_BOOL("promiscuous", struct gi_cfg_port, promiscuous, true, 0),
 	K_BOOL("flow_isolation", struct gi_cfg_port, flow_isolation, false, 0),
 	K_BOOL("flow_steering", struct gi_cfg_port, flow_steering, true, 0),
+	K_BOOL("rx_timestamp", struct gi_cfg_port, rx_timestamp, false, 0),
 	{ .name = "xstats", .type = GI_K_STRLIST, .off = offsetof(struct gi_cfg_port, xstats),
 	  .count_off = offsetof(struct gi_cfg_port, n_xstats), .min = 0, .max = GI_MAX_XSTATS },
 	K_LIST("rx_queues", struct gi_cfg_port, queues, n_queues, 1, GI_MAX_QUEUES, &queue_sec, REQ),

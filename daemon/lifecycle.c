@@ -150,6 +150,7 @@ int gi_daemon_pools_ports_start(struct gi_daemon *d)
 			.n_rules = n_rules,
 			.xstats = cp->xstats,
 			.n_xstats = cp->n_xstats,
+			.rx_timestamp = cp->rx_timestamp,
 		};
 		for (uint32_t q = 0; q < cp->n_queues; q++) {
 			const struct gi_cfg_queue *cq = &cp->queues[q];
@@ -214,6 +215,7 @@ int gi_daemon_ring_open(struct gi_daemon *d, const struct gi_cfg_stream *cs, uin
 		.wake_token = d->wake ? d->wake_token : 0,
 		.in_device = d->mem.backend == GI_BACKEND_CUDA,
 		.tensor = cs->tensor.given ? &ft : NULL,
+		.nic_ts = cs->port_index >= 0 && (uint32_t)cs->port_index < d->n_ports ? d->ports[cs->port_index].nic_ts : 0,
 	};
 	int rc = gi_frame_store_open(fs, &sp, &d->mem);
 	if (rc < 0)
@@ -228,6 +230,7 @@ int gi_daemon_ring_open(struct gi_daemon *d, const struct gi_cfg_stream *cs, uin
 	st->ring = fs->ring;
 	st->mirror = fs->mirror;
 	st->waiters = gi_shm_waiters(&fs->shm);
+	st->nic_ts = (uint16_t)sp.nic_ts;
 	return 0;
 }
 

@@ -247,7 +247,9 @@ static int rings_start(struct gi_daemon *d)
 	for (uint32_t p = 0; p < c->n_ports; p++)
 		for (uint32_t q = 0; q < c->ports[p].n_queues; q++) {
 			const struct gi_cfg_queue *cq = &c->ports[p].queues[q];
-			uint32_t split = cq->split.enabled;
+			/* the arrays its slots carry (kernels/ring.h) */
+			uint32_t split = (cq->split.enabled ? GI_SLOT_SPLIT : 0) |
+					 (d->ports[p].nic_ts != GI_NIC_TS_NONE ? GI_SLOT_NIC_TS : 0);
 			uint64_t bytes = gi_ring_bytes(cq->ring_slots, cq->batch.max_packets, split);
 			uint32_t k = d->n_rxq;
 			char err[512];
@@ -264,11 +266,14 @@ static int rings_start(struct gi_daemon *d)
 			gi_ring_init(mem, cq->ring_slots, cq->batch.max_packets, split);
 			/* with split the header segment comes from the header pool, the payload from the queue's pool */
 			const struct gi_pool *payload = &d->pools[cq->pool_index];
-			int64_t header_delta = split ? d->pools[cq->split.header_pool_index].region.exec_delta
+			int64_t header_delta = (split & GI_SLOT_SPLIT) ? d->pools[cq->split.header_pool_index].region.exec_delta
 						     : payload->region.exec_delta;
 			rc = gi_rxq_init(&d->rxq[k], d->port_ids[p], (uint16_t)p, (uint16_t)q, mem, cq->batch.timeout_us,
 					 header_delta);
 			d->rxq[k].exec_delta1 = payload->region.exec_delta;
+			if (split & GI_SLOT_NIC_TS)
+				gi_rxq_set_nic_ts(&d->rxq[k], d->ports[p].ts_off, d->ports[p].ts_flag, &d->ports[p].clock,
+						  d->ports[p].clock_read);
 			/* NIC writes into GPU memory flushed before the doorbell, where the platform needs it */
 			if (payload->region.provider) {
 				d->rxq[k].pre_doorbell = payload->region.provider->flush;

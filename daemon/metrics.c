@@ -466,6 +466,17 @@ int gi_metrics_render(const struct gi_metrics_snapshot *s, struct gi_buf *out)
 		mw_hist(&w, "frame_latency_seconds", "stream", s->streams[i].name,
 			&s->streams[i].frame_latency);
 
+	/* streams whose port timestamps in CLOCK_REALTIME (device ticks are no seconds); the family only if any */
+	for (uint32_t i = 0, any = 0; i < s->n_streams; i++) {
+		if (!s->streams[i].nic_realtime)
+			continue;
+		if (!any++)
+			mw_family(&w, "stream_frame_assembly_seconds", "histogram",
+				  "NIC receive time of a frame's last packet minus its first's (ports[].rx_timestamp).");
+		mw_hist(&w, "stream_frame_assembly_seconds", "stream", s->streams[i].name,
+			&s->streams[i].frame_assembly);
+	}
+
 	mw_family(&w, "config_reloads_total", "counter", "Configuration reloads, by result.");
 	mw_begin(&w, "config_reloads_total", NULL);
 	mw_label(&w, "result", "ok");

@@ -11,6 +11,7 @@
 #ifndef GI_METRICS_H
 #define GI_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +58,8 @@ struct gi_metrics_stream {
 	const char *name;
 	struct gi_stream_counters c;
 	struct gi_hist frame_latency;
+	struct gi_hist frame_assembly; /* last - first NIC time per frame, when nic_realtime */
+	bool nic_realtime;             /* its port timestamps in CLOCK_REALTIME (rx_timestamp) */
 	uint64_t consumer_faults[GI_CFAULT__COUNT]; /* kernels/frame.h */
 };
 

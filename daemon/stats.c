@@ -159,6 +159,8 @@ static int snapshot_locked(const struct gi_daemon *d, struct gi_stats_snap *st)
 		st->streams[i].name = st->stream_names[i];
 		stream_counters_read(&st->streams[i].c, &d->streams[i].c);
 		hist_read(&st->streams[i].frame_latency, &d->streams[i].frame_latency);
+		hist_read(&st->streams[i].frame_assembly, &d->streams[i].frame_assembly);
+		st->streams[i].nic_realtime = d->streams[i].nic_ts == GI_NIC_TS_REALTIME;
 		for (int k = 0; k < GI_CFAULT__COUNT; k++)
 			st->streams[i].consumer_faults[k] = GI_COUNTER_READ(&d->streams[i].consumer_faults[k]);
 	}

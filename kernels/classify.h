@@ -70,6 +70,7 @@ struct gi_pkt_desc {
 	const uint8_t *seg1; /* payload segment, NULL without buffer split */
 	uint32_t len;        /* whole packet */
 	uint32_t hdr_len;    /* bytes readable at pkt */
+	uint64_t nic_ns;     /* the NIC's receive time (ring.h, GI_SLOT_NIC_TS), 0: none */
 };
 
 GI_HD static inline void gi_slot_pkt(const struct gi_batch_slot *slot, uint32_t max_pkts, uint32_t split, uint32_t i,
@@ -78,7 +79,8 @@ GI_HD static inline void gi_slot_pkt(const struct gi_batch_slot *slot, uint32_t 
 	struct gi_batch_slot *s = (struct gi_batch_slot *)slot;
 	d->pkt = (const uint8_t *)(uintptr_t)gi_slot_addr(s)[i];
 	d->len = gi_slot_len(s, max_pkts)[i];
-	if (split) {
+	d->nic_ns = (split & GI_SLOT_NIC_TS) ? gi_slot_nic_ns(s, max_pkts, split)[i] : 0;
+	if (split & GI_SLOT_SPLIT) {
 		d->seg1 = (const uint8_t *)(uintptr_t)gi_slot_addr1(s, max_pkts)[i];
 		d->hdr_len = gi_slot_len0(s, max_pkts)[i];
 	} else {
@@ -112,9 +114,9 @@ GI_HD static inline int gi_exec_drop(struct gi_exec_counters *ctr, uint32_t r)
  */
 GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, uint16_t port,
 					 const uint8_t *pkt, uint32_t len, const uint8_t *seg1, uint32_t hdr_len,
-					 uint64_t now, struct gi_place *pl)
+					 uint64_t nic_ns, uint64_t now, struct gi_place *pl)
 {
-	struct gi_pkt_desc d = { pkt, seg1, len, seg1 == NULL || hdr_len > len ? len : hdr_len };
+	struct gi_pkt_desc d = { pkt, seg1, len, seg1 == NULL || hdr_len > len ? len : hdr_len, nic_ns };
 	struct gi_l4 l4;
 	struct gi_pkt_info pi;
 	struct gi_frame_slot *s;
@@ -129,6 +131,7 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 		return drop < GI_DROP__COUNT ? gi_exec_drop(ctr, drop) : 0;
 	if (gi_seq_open(st, &pi, frame, index, now, &s) != GI_SEQ_PLACE)
 		return 0;
+	gi_frame_nic_note(s, d.nic_ns); /* placed: its bit is set */
 	if (pi.meta) { /* the sender's frame-end record */
 		gi_seq_sender(st, s, &pi);
 		gi_frame_sender_store(s, d.pkt, d.hdr_len, d.seg1, l4.payload_off + pi.payload_off + pi.meta_rel);

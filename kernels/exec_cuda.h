@@ -114,11 +114,14 @@ struct gi_cuda_args {
 	uint32_t pad;
 };
 
-/* The stream words that are mirrored: counters then frame latency, contiguous. */
+/* The stream words that are mirrored: counters then frame latency and assembly, contiguous. */
 #define GI_CUDA_STREAM_MIRROR_OFF offsetof(struct gi_stream_rt, c)
-#define GI_CUDA_STREAM_MIRROR_WORDS ((sizeof(struct gi_stream_counters) + sizeof(struct gi_hist)) / 8)
+#define GI_CUDA_STREAM_MIRROR_WORDS ((sizeof(struct gi_stream_counters) + 2 * sizeof(struct gi_hist)) / 8)
 GI_STATIC_ASSERT(offsetof(struct gi_stream_rt, frame_latency) ==
 			 offsetof(struct gi_stream_rt, c) + sizeof(struct gi_stream_counters),
+		 "mirrored stream words must be contiguous");
+GI_STATIC_ASSERT(offsetof(struct gi_stream_rt, frame_assembly) ==
+			 offsetof(struct gi_stream_rt, frame_latency) + sizeof(struct gi_hist),
 		 "mirrored stream words must be contiguous");
 GI_STATIC_ASSERT(GI_CUDA_STREAM_MIRROR_OFF % 8 == 0 && sizeof(struct gi_stream_rt) % 8 == 0,
 		 "mirror copies whole 64-bit words");

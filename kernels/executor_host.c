@@ -31,7 +31,7 @@ void gi_exec_slot_host(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, st
 
 	for (uint32_t i = 0; i < n; i++) {
 		gi_slot_pkt(slot, max_pkts, split, i, &d);
-		if (gi_exec_classify(ctx, ctr, slot->port, d.pkt, d.len, d.seg1, d.hdr_len, now, &pl)) {
+		if (gi_exec_classify(ctx, ctr, slot->port, d.pkt, d.len, d.seg1, d.hdr_len, d.nic_ns, now, &pl)) {
 			gi_place_copy(&pl, 0, 1);
 			gi_exec_commit(ctx, &pl, now);
 		}

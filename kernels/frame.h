@@ -43,8 +43,10 @@ GI_EXTERN_C_BEGIN
  * 3: wake_seq, the consumers' futex word, and the ring's wake object (below)
  * 4: the frame as a typed tensor (gi_frame_tensor after the consumers' words; slots
  *    may end with a tensor area); the header grows to 448 bytes
+ * 5: the NIC's receive times of each frame's first and last packet (first_nic_ns,
+ *    last_nic_ns): slot headers grow to 192 bytes; the header says which clock (nic_ts)
  */
-#define GI_FRAME_VERSION 4u
+#define GI_FRAME_VERSION 5u
 #define GI_FRAME_MAX_PACKETS 65535u
 
 enum gi_frame_state {
@@ -55,6 +57,20 @@ enum gi_frame_state {
 	GI_FRAME_TIMED_OUT = 4, /* partial because no packet came for frame_timeout */
 	GI_FRAME_CORRUPT = 5,   /* every packet arrived, but the sender's record disagrees with the frame
 				 * (rocev2.frame_crc: verify): its CRC, or the bytes it says it wrote */
+};
+
+/*
+ * Which clock a ring's first_nic_ns/last_nic_ns are in (its port's
+ * rx_timestamp; pmd_glue/rxdesc.h converts).  REALTIME: CLOCK_REALTIME
+ * nanoseconds, from the NIC's time through the rx lcore's periodic pairs of
+ * rte_eth_read_clock() and clock_gettime(), or a PMD whose timestamps are
+ * wall-clock time already (net_pcap: the capture's).  DEVICE_TICKS: the
+ * NIC's raw counter, its driver has no clock to convert it with.
+ */
+enum gi_nic_ts {
+	GI_NIC_TS_NONE = 0, /* the port does not timestamp (rx_timestamp: false): both 0 */
+	GI_NIC_TS_REALTIME = 1,
+	GI_NIC_TS_DEVICE_TICKS = 2,
 };
 
 /*
@@ -112,11 +128,15 @@ struct gi_frame_ring_hdr {
 	uint8_t pad1[GI_CACHE_LINE - 28];
 	/* version 4: fixed while the ring exists, like the words before next_frame */
 	struct gi_frame_tensor tensor;
-	uint8_t pad2[128 - sizeof(struct gi_frame_tensor)];
+	/* version 5 */
+	uint32_t nic_ts;          /* enum gi_nic_ts: the clock of the slots' first_nic_ns/last_nic_ns */
+	uint32_t pad3;
+	uint8_t pad2[128 - sizeof(struct gi_frame_tensor) - 8];
 };
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, next_frame) == 256, "consumer-visible words start at 256");
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, tensor) == 256 + GI_CACHE_LINE, "tensor record ABI");
 GI_STATIC_ASSERT(sizeof(struct gi_frame_ring_hdr) == 448, "frame ring header ABI");
+GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, nic_ts) == 416, "NIC clock word ABI (was padding)");
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, ipc_handle) == 152, "IPC handle record ABI");
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, ipc_handle) % 8 == 0, "IPC handle is 8-byte aligned");
 GI_STATIC_ASSERT(offsetof(struct gi_frame_ring_hdr, wake_seq) == 280, "futex word ABI");
@@ -217,9 +237,27 @@ struct gi_frame_slot {
 	uint32_t sensor_id;    /* the sender's stream id from the packet header */
 	uint64_t sensor_frame; /* the sender's frame number (or index since its first packet) */
 	struct gi_frame_sender sender; /* the sender's own record of the frame, if any */
+	/*
+	 * Version 5: the NIC's receive time of the frame's packets that were
+	 * placed, the smallest and the largest (so any order of placement gives
+	 * the same two), in the ring's nic_ts clock; 0: none had one.
+	 */
+	uint64_t first_nic_ns;
+	uint64_t last_nic_ns;
+	uint8_t pad[GI_CACHE_LINE - 16];
 	/* uint64_t bitmap[bitmap_words]; then payload at payload_off */
 };
-GI_STATIC_ASSERT(sizeof(struct gi_frame_slot) == 2 * GI_CACHE_LINE, "frame slot header ABI");
+GI_STATIC_ASSERT(sizeof(struct gi_frame_slot) == 3 * GI_CACHE_LINE, "frame slot header ABI");
+GI_STATIC_ASSERT(offsetof(struct gi_frame_slot, first_nic_ns) == 2 * GI_CACHE_LINE, "NIC times ABI");
+
+/* A placed packet's NIC time (0: it has none) into its frame's first/last; any worker, any order. */
+GI_HD static inline void gi_frame_nic_note(struct gi_frame_slot *s, uint64_t nic_ns)
+{
+	if (!nic_ns)
+		return;
+	gi_atomic_min_nz_u64(&s->first_nic_ns, nic_ns);
+	GI_ATOMIC_MAX_U64(&s->last_nic_ns, nic_ns);
+}
 
 GI_HD static inline uint32_t gi_frame_bitmap_words(uint32_t packets)
 {

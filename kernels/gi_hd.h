@@ -233,4 +233,40 @@ GI_HD static inline uint64_t gi_div_r(const struct gi_div *v, uint64_t n)
 #define GI_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define GI_ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
 
+/*
+ * The smallest and the largest of the values several workers offer, into
+ * one word that starts at 0: the NIC times of a frame's packets as phase 3
+ * places them (frame.h, gi_frame_nic_note), in any order.  0 means "none
+ * yet" to the minimum, so it is a compare-and-swap loop, not atomicMin;
+ * the maximum needs none.  Relaxed, like the other atomics here.
+ */
+#if defined(__CUDA_ARCH__)
+GI_HD static inline void gi_atomic_min_nz_u64(uint64_t *p, uint64_t v)
+{
+	unsigned long long old = *(volatile unsigned long long *)p;
+	while (old == 0 || v < old) {
+		unsigned long long seen = atomicCAS((unsigned long long *)p, old, (unsigned long long)v);
+		if (seen == old)
+			break;
+		old = seen;
+	}
+}
+#define GI_ATOMIC_MAX_U64(p, v) atomicMax((unsigned long long *)(p), (unsigned long long)(v))
+#else
+GI_HD static inline void gi_atomic_min_nz_u64(uint64_t *p, uint64_t v)
+{
+	uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+	while ((old == 0 || v < old) &&
+	       !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+GI_HD static inline void gi_atomic_max_u64_host(uint64_t *p, uint64_t v)
+{
+	uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+	while (v > old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+#define GI_ATOMIC_MAX_U64(p, v) gi_atomic_max_u64_host((uint64_t *)(p), (uint64_t)(v))
+#endif
+
 #endif /* GI_HD_H */

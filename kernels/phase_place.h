@@ -49,6 +49,8 @@ GI_HD static inline void gi_phase_place(struct gi_exec_ctx *ctx, const struct gi
 		struct gi_frame_slot *s = gi_geom_slot(&geo, r->frame);
 		pl.dst = gi_geom_payload(&geo, s, r->index);
 		GI_PLACE_LANES(&pl, lane, nlanes);
+		if (lane == 0) /* min and max: the same two whatever the order of the records */
+			gi_frame_nic_note(s, d.nic_ns);
 		if (r->pi.meta && lane == 0) /* the sender's frame-end record (its frame number: phase 2) */
 			gi_frame_sender_store(s, d.pkt, d.hdr_len, d.seg1, (uint32_t)r->src_off + r->pi.meta_rel);
 		/* the record stays GI_REC_PLACE (lanes may still be reading it): the

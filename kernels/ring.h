@@ -20,7 +20,16 @@
  * Slot layout: header | addr[max] | len[max], and on a queue with
  * header/data buffer split also | addr1[max] | len0[max]: addr is then the
  * header segment (host memory the executor can read), len0 its length, addr1
- * the payload segment (GPU memory), len the whole packet.
+ * the payload segment (GPU memory), len the whole packet.  A queue whose
+ * port timestamps (rx_timestamp) adds | nic_ns[max]: each packet's NIC
+ * receive time as pmd_glue/rxdesc.h converted it, 0 for none.  Which
+ * arrays a slot has is the ring's `split` word, GI_SLOT_* bits (the name
+ * is older than the second bit): fixed at init, never read from a slot,
+ * so a corrupt producer cannot make the executor read past a slot.  The
+ * timestamps cost 8 bytes a packet of slot (12 without them, 24 with
+ * split): the GPU stages a slot whole (batch.h), so a timestamping queue
+ * loads up to two thirds more per batch, in the same round trip while the
+ * slot fits GI_STAGE_INFLIGHT * 16 * workers bytes.
  *
  * Called from: rx lcores (producer side), the executor (consumer side), the
  * stats thread (occupancy, relaxed reads only).
@@ -35,6 +44,12 @@ GI_EXTERN_C_BEGIN
 #define GI_RING_MAGIC 0x47495242u /* "GIRB" */
 #define GI_RING_MAX_PKTS 2048u    /* upper bound for batch.max_packets */
 #define GI_RING_MAX_SLOTS 65536u
+
+/* What a ring's slots carry besides header | addr[] | len[] (gi_batch_ring.split). */
+enum gi_slot_layout {
+	GI_SLOT_SPLIT = 1u,  /* addr1[] | len0[]: header/data buffer split */
+	GI_SLOT_NIC_TS = 2u, /* nic_ns[]: the NIC's receive times */
+};
 
 /* One published batch.  addr[] and len[] follow the header in the slot. */
 struct gi_batch_slot {
@@ -58,7 +73,7 @@ struct gi_batch_ring {
 	uint32_t max_pkts;  /* addr/len capacity per slot */
 	uint32_t slot_stride;
 	uint64_t ring_bytes;
-	uint32_t split;     /* slots carry addr1[]/len0[] (header/data split) */
+	uint32_t split;     /* enum gi_slot_layout bits: the arrays a slot carries */
 	uint8_t pad2[GI_CACHE_LINE - 36];
 	/* slots follow, each slot_stride bytes, 64-byte aligned */
 };
@@ -69,8 +84,10 @@ GI_HD static inline uint32_t gi_ring_slot_stride(uint32_t max_pkts, uint32_t spl
 {
 	uint64_t per_pkt = sizeof(uint64_t) + sizeof(uint32_t);
 	uint64_t b = sizeof(struct gi_batch_slot) + (uint64_t)max_pkts * per_pkt;
-	if (split)
+	if (split & GI_SLOT_SPLIT)
 		b += 8 + (uint64_t)max_pkts * per_pkt; /* 8: addr1[] is aligned after len[] */
+	if (split & GI_SLOT_NIC_TS)
+		b += 8 + (uint64_t)max_pkts * sizeof(uint64_t); /* 8: nic_ns[] is aligned after the last array */
 	return (uint32_t)GI_ALIGN_UP(b, GI_CACHE_LINE);
 }
 
@@ -92,7 +109,7 @@ static inline int gi_ring_init(struct gi_batch_ring *r, uint32_t size, uint32_t 
 	r->magic = GI_RING_MAGIC;
 	r->size = size;
 	r->max_pkts = max_pkts;
-	r->split = split ? 1u : 0u;
+	r->split = split & (GI_SLOT_SPLIT | GI_SLOT_NIC_TS);
 	r->slot_stride = gi_ring_slot_stride(max_pkts, r->split);
 	r->ring_bytes = gi_ring_bytes(size, max_pkts, r->split);
 	return 0;
@@ -125,6 +142,14 @@ GI_HD static inline uint64_t *gi_slot_addr1(struct gi_batch_slot *s, uint32_t ma
 GI_HD static inline uint32_t *gi_slot_len0(struct gi_batch_slot *s, uint32_t max_pkts)
 {
 	return (uint32_t *)(gi_slot_addr1(s, max_pkts) + max_pkts);
+}
+
+/* GI_SLOT_NIC_TS rings only: the packets' NIC times, 8-byte aligned after the last other array. */
+GI_HD static inline uint64_t *gi_slot_nic_ns(struct gi_batch_slot *s, uint32_t max_pkts, uint32_t split)
+{
+	uint8_t *end = (split & GI_SLOT_SPLIT) ? (uint8_t *)(gi_slot_len0(s, max_pkts) + max_pkts)
+					       : (uint8_t *)(gi_slot_len(s, max_pkts) + max_pkts);
+	return (uint64_t *)GI_ALIGN_UP((uintptr_t)end, 8);
 }
 
 /* Producer: may slot `head` be filled?  (Reads the consumer's tail.) */

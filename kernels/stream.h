@@ -95,7 +95,7 @@ struct gi_stream_rt {
 	uint16_t next_same_udp;   /* next stream sharing this (port, UDP port), GI_STREAM_NONE at the end */
 	uint16_t group;           /* the ring group (executor worker) that owns it */
 	uint16_t local;           /* its index among its group's streams */
-	uint16_t pad0;
+	uint16_t nic_ts;          /* enum gi_nic_ts: its port's timestamps (frame.h); REALTIME feeds frame_assembly */
 
 	/* derived at each epoch start (gi_stream_start): divide-free geometry */
 	struct gi_div div_packets;  /* sequence distance -> frame, index */
@@ -156,6 +156,7 @@ struct gi_stream_rt {
 
 	struct gi_stream_counters c;
 	struct gi_hist frame_latency;
+	struct gi_hist frame_assembly; /* last_nic_ns - first_nic_ns of each frame published, REALTIME only */
 };
 
 /* Per executor worker (one writer). */

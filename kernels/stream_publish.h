@@ -40,6 +40,8 @@ GI_HD static inline void gi_mirror_copy(struct gi_stream_rt *st, const struct gi
 	m->sensor_id = s->sensor_id;
 	m->sensor_frame = s->sensor_frame;
 	m->sender = s->sender;
+	m->first_nic_ns = s->first_nic_ns;
+	m->last_nic_ns = s->last_nic_ns;
 	for (uint32_t w = 0; w < gi_frame_bitmap_words(gi_stream_slot_packets(st)); w++)
 		mbm[w] = bm[w];
 }
@@ -131,9 +133,21 @@ GI_HD static GI_NOINLINE void gi_frame_tensor_part(const struct gi_stream_rt *st
 	gi_tensor_convert(t, gi_stream_payload(st, s, 0), (uint8_t *)s + t->off, bm, &st->div_payload, w, nw);
 }
 
+/*
+ * Last minus first NIC time, once the frame's packets are all placed (the
+ * phased path publishes in phase 2, before phase 3 notes their times):
+ * where it becomes visible.  One writer per stream, like the other hists.
+ */
+GI_HD static inline void gi_frame_observe_nic(struct gi_stream_rt *st, const struct gi_frame_slot *s)
+{
+	if (st->nic_ts == GI_NIC_TS_REALTIME && s->first_nic_ns) /* nanoseconds: seconds on the page */
+		gi_hist_observe(&st->frame_assembly, s->last_nic_ns - s->first_nic_ns);
+}
+
 /* A final frame becomes readable: every payload byte, bitmap bit and header word before its even seq. */
 GI_HD static inline void gi_frame_make_visible(struct gi_stream_rt *st, struct gi_frame_slot *s)
 {
+	gi_frame_observe_nic(st, s);
 	if (st->tensor.sample != GI_TS_NONE)
 		gi_frame_tensor_part(st, s, 0, 1);
 	gi_frame_verify(st, s, 0);
@@ -208,6 +222,7 @@ GI_HD static inline void gi_stream_pending_pass(struct gi_stream_rt *st, int pas
 			if (st->tensor.sample != GI_TS_NONE && !st->tensor_parts)
 				gi_frame_tensor_part(st, s, 0, 1);
 			gi_frame_verify(st, s, st->crc_parts); /* pass 2's parts summed, or the whole frame now */
+			gi_frame_observe_nic(st, s);
 			if (st->mirror)
 				gi_mirror_copy(st, s);
 			continue;

@@ -87,6 +87,8 @@ GI_HD static inline void gi_frame_open_fill(struct gi_stream_rt *st, struct gi_f
 	s->sender.kind = GI_SENDER_NONE;
 	s->sender.crc_state = GI_CRC_UNCHECKED;
 	s->sender.crc_acc = 0;
+	s->first_nic_ns = 0;
+	s->last_nic_ns = 0;
 	/* the slot's every word: an epoch that learned the embedded form counts one bit fewer, and
 	 * must not leave a record's bit of an earlier epoch behind */
 	for (uint32_t w = 0; w < gi_frame_bitmap_words(gi_stream_slot_packets(st)); w++)

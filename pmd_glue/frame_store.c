@@ -25,6 +25,7 @@ int gi_frame_store_open(struct gi_frame_store *fs, const struct gi_frame_store_s
 	gi_frame_ring_init_t(h, sp->slots, sp->packets, sp->payload_bytes, sp->frame_bytes, sp->format, sp->index,
 			     sp->stream, sp->created_ns, sp->tensor);
 	h->wake_token = fs->shm.wake ? sp->wake_token : 0; /* no wake object: consumers poll */
+	h->nic_ts = sp->nic_ts;
 	rc = gi_mem_register_shared(mem, h, GI_ALIGN_UP(len, 4096), &fs->reg, err, sizeof(err));
 	if (rc < 0) {
 		gi_log(GI_LOG_ERR, "stream %s: frame ring %s: %s", sp->stream, sp->shm, err);

@@ -30,6 +30,7 @@ struct gi_frame_store_spec {
 	uint64_t wake_token;     /* the daemon's wake socket, 0: none (frame.h) */
 	bool in_device;          /* frames in GPU memory (backend cuda) */
 	const struct gi_frame_tensor *tensor; /* the frames as typed tensors (tensor:), NULL: bytes only */
+	uint32_t nic_ts;         /* enum gi_nic_ts: the clock of the frames' NIC times (its port's) */
 };
 
 struct gi_frame_store {

@@ -22,6 +22,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "kernels/frame.h"
 #include "log.h"
 #include "port.h"
 
@@ -130,6 +131,88 @@ static int rxq_setup(const struct gi_port_conf *c, uint16_t port_id, uint16_t q,
 	return rte_eth_rx_queue_setup(port_id, q, nb_rx, socket, &rxconf, NULL);
 }
 
+/*
+ * Drivers that stamp every packet's dynfield without offering the offload
+ * (ethdev refuses an offload a driver does not offer), and the unit of
+ * what they write.  DPDK 22.11's net_pcap registers the dynfield at probe
+ * and writes each packet's capture time in microseconds since the epoch
+ * (libpcap reads a nanosecond capture at microsecond precision), so its
+ * times are CLOCK_REALTIME already.
+ */
+static const struct {
+	const char *driver;
+	uint64_t ns_per_tick;
+} self_stamping[] = {
+	{ "net_pcap", 1000 },
+};
+
+static int self_stamping_scale(const char *driver)
+{
+	for (size_t i = 0; i < sizeof(self_stamping) / sizeof(self_stamping[0]); i++)
+		if (strcmp(driver, self_stamping[i].driver) == 0)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * rx_timestamp: the offload where the driver offers it, the dynfield, and
+ * the clock its times are in (kernels/frame.h enum gi_nic_ts).  Before
+ * configure; *offloads gains the offload.  Called after start again
+ * (started = true) to learn whether the clock can be read.
+ */
+static int nic_ts_check(struct gi_port *p, const struct gi_port_conf *c, const struct rte_eth_dev_info *info,
+			uint64_t *offloads)
+{
+	int quirk = self_stamping_scale(info->driver_name);
+
+	if (!(info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) && quirk < 0) {
+		gi_log(GI_LOG_ERR,
+		       "port %s: rx_timestamp: driver %s has no NIC receive timestamps (no RTE_ETH_RX_OFFLOAD_TIMESTAMP); "
+		       "set rx_timestamp: false or use a NIC that has them (mlx5)",
+		       c->name, info->driver_name);
+		return -ENOTSUP;
+	}
+	int rc = rte_mbuf_dyn_rx_timestamp_register(&p->ts_off, &p->ts_flag);
+	if (rc != 0) {
+		gi_log(GI_LOG_ERR, "port %s: rx_timestamp: cannot register the mbuf timestamp field: %s", c->name,
+		       rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	if (info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP)
+		*offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
+	if (quirk >= 0) { /* wall-clock time already, in its own unit */
+		gi_nic_clock_fixed(&p->clock, self_stamping[quirk].ns_per_tick);
+		p->nic_ts = GI_NIC_TS_REALTIME;
+		gi_log(GI_LOG_INFO, "port %s: NIC receive times: %s's capture times, CLOCK_REALTIME (%llu ns a tick)",
+		       c->name, info->driver_name, (unsigned long long)self_stamping[quirk].ns_per_tick);
+	} else { /* until after start says whether its clock can be read */
+		gi_nic_clock_fixed(&p->clock, 1);
+		p->nic_ts = GI_NIC_TS_DEVICE_TICKS;
+	}
+	return 0;
+}
+
+/* After start: a driver whose clock can be read gets CLOCK_REALTIME (rx lcores pair the two). */
+static void nic_ts_clock(struct gi_port *p, const struct gi_port_conf *c, const char *driver)
+{
+	uint64_t t;
+
+	if (p->nic_ts != GI_NIC_TS_DEVICE_TICKS)
+		return;
+	int rc = rte_eth_read_clock(p->port_id, &t);
+	if (rc == 0) {
+		p->nic_ts = GI_NIC_TS_REALTIME;
+		p->clock_read = true;
+		gi_log(GI_LOG_INFO, "port %s: NIC receive times in CLOCK_REALTIME ns (%s's clock, paired every %u ms)",
+		       c->name, driver, GI_NIC_CLOCK_PERIOD_MS);
+	} else {
+		gi_log(GI_LOG_WARNING,
+		       "port %s: driver %s cannot read its clock (%s): frames' NIC times stay in device ticks "
+		       "(the ring says so: nic_ts device_ticks)",
+		       c->name, driver, rte_strerror(-rc));
+	}
+}
+
 int gi_port_setup(struct gi_port *p, uint16_t port_id, const struct gi_port_conf *c)
 {
 	struct rte_eth_dev_info info;
@@ -165,6 +248,9 @@ int gi_port_setup(struct gi_port *p, uint16_t port_id, const struct gi_port_conf
 			return rc;
 		any_split = true;
 	}
+	uint64_t ts_offloads = 0;
+	if (c->rx_timestamp && (rc = nic_ts_check(p, c, &info, &ts_offloads)) != 0)
+		return rc;
 	/* before configure: isolated mode may conflict with what configure sets up */
 	rc = gi_flow_isolate(port_id, c->name, c->flow_isolation, &p->flows);
 	if (rc != 0)
@@ -174,6 +260,7 @@ int gi_port_setup(struct gi_port *p, uint16_t port_id, const struct gi_port_conf
 	conf.rxmode.mtu = c->mtu;
 	if (any_split)
 		conf.rxmode.offloads = GI_SPLIT_OFFLOADS & ~info.rx_queue_offload_capa; /* offered port-wide only */
+	conf.rxmode.offloads |= ts_offloads;
 	uint16_t n_tx = info.max_tx_queues > 0 ? 1 : 0;
 	if (strcmp(info.driver_name, "net_tap") == 0)
 		n_tx = c->n_queues; /* tap refuses rx and tx queue counts that differ */
@@ -221,6 +308,8 @@ int gi_port_setup(struct gi_port *p, uint16_t port_id, const struct gi_port_conf
 		goto fail;
 	}
 	p->started = true;
+	if (c->rx_timestamp)
+		nic_ts_clock(p, c, info.driver_name);
 	if (c->promiscuous) {
 		rc = rte_eth_promiscuous_enable(port_id);
 		if (rc != 0 && rc != -ENOTSUP)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "flow.h"
+#include "rxdesc.h"
 
 struct rte_mempool;
 
@@ -43,6 +44,7 @@ struct gi_port_conf {
 	unsigned n_rules;
 	char *const *xstats;                 /* extended statistic names to read; copied at setup */
 	uint32_t n_xstats;
+	bool rx_timestamp;                   /* NIC receive times (RTE_ETH_RX_OFFLOAD_TIMESTAMP) */
 };
 
 struct gi_port {
@@ -55,6 +57,12 @@ struct gi_port {
 	uint32_t n_xstats;
 	uint64_t xstat_ids[GI_PORT_MAX_XSTATS];
 	char xstat_names[GI_PORT_MAX_XSTATS][GI_PORT_XSTAT_NAME];
+	/* rx_timestamp: what its queues' rx lcores need (gi_rxq_set_nic_ts) */
+	uint32_t nic_ts;            /* enum gi_nic_ts (kernels/frame.h); GI_NIC_TS_NONE: no timestamps */
+	int ts_off;                 /* the mbuf timestamp dynfield and its flag */
+	uint64_t ts_flag;
+	struct gi_nic_clock clock;  /* the first conversion (rxdesc.h) */
+	bool clock_read;            /* rte_eth_read_clock works: rx lcores pair it with CLOCK_REALTIME */
 };
 
 /*
@@ -73,6 +81,12 @@ int gi_port_find(const char *name, const char *device, uint16_t *port_id);
  * with -ENOTSUP before the device is touched.
  */
 int gi_port_setup(struct gi_port *p, uint16_t port_id, const struct gi_port_conf *conf);
+/*
+ * (Inside gi_port_setup.)  rx_timestamp on a driver that offers neither
+ * RTE_ETH_RX_OFFLOAD_TIMESTAMP nor stamps by itself (net_pcap does) fails
+ * with -ENOTSUP and one line naming the port and the driver, before the
+ * device is touched.
+ */
 /* Flow rules, then stop, then close; safe on a half set-up port. */
 void gi_port_teardown(struct gi_port *p);
 

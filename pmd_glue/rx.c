@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_atomic.h>
 #include <rte_cycles.h>
@@ -35,6 +36,29 @@ void gi_rxq_fini(struct gi_rxq *q)
 {
 	free(q->shadow);
 	q->shadow = NULL;
+}
+
+void gi_rxq_set_nic_ts(struct gi_rxq *q, int off, uint64_t flag, const struct gi_nic_clock *clock, bool read_clock)
+{
+	q->ts_off = off;
+	q->ts_flag = flag;
+	q->clock = *clock;
+	q->clock_read = read_clock;
+	q->clock_next_tsc = 0; /* the lcore pairs at start */
+}
+
+/* The NIC's clock and CLOCK_REALTIME, read together: the NIC's read twice around the other, its middle kept. */
+static void rxq_clock_pair(struct gi_rxq *q)
+{
+	uint64_t a, b;
+	struct timespec ts;
+
+	if (rte_eth_read_clock(q->port_id, &a) != 0 || clock_gettime(CLOCK_REALTIME, &ts) != 0 ||
+	    rte_eth_read_clock(q->port_id, &b) != 0 || b < a) {
+		GI_COUNTER_ADD(&q->clock_fails, 1); /* the last conversion stays */
+		return;
+	}
+	gi_nic_clock_pair(&q->clock, a + (b - a) / 2, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 }
 
 int gi_rxq_set_batch(struct gi_rxq *q, uint32_t max_packets, uint32_t timeout_us)
@@ -118,7 +142,12 @@ static inline void rxq_append(struct gi_rxq *q, struct rte_mbuf **pkts, uint16_t
 		struct rte_mbuf **sh = shadow_of(q, q->head);
 		uint32_t take = GI_MIN((uint32_t)(n - i), limit - q->open_n);
 
-		if (q->ring->split) { /* once per burst, not per packet */
+		if (q->ring->split & GI_SLOT_NIC_TS) { /* one dynfield read per packet, converted (rxdesc.h) */
+			uint64_t *nic = gi_slot_nic_ns(s, q->max_pkts, q->ring->split);
+			for (uint32_t k = 0, j = q->open_n; k < take; k++, j++)
+				nic[j] = gi_rxdesc_nic_ns(pkts[i + k], q->ts_off, q->ts_flag, &q->clock);
+		}
+		if (q->ring->split & GI_SLOT_SPLIT) { /* once per burst, not per packet */
 			uint64_t *addr1 = gi_slot_addr1(s, q->max_pkts);
 			uint32_t *len0 = gi_slot_len0(s, q->max_pkts);
 			for (uint32_t k = 0, j = q->open_n; k < take; k++, j++) {
@@ -148,9 +177,15 @@ static inline uint16_t rxq_poll(struct gi_rxq *q)
 
 	rxq_reap(q);
 	n = rte_eth_rx_burst(q->port_id, q->queue, pkts, GI_RX_BURST);
-	if (n == 0 && q->open_n == 0)
+	if (n == 0 && q->open_n == 0 && !q->clock_read)
 		return 0;
 	now = rte_rdtsc();
+	if (q->clock_read && now >= q->clock_next_tsc) { /* every GI_NIC_CLOCK_PERIOD_MS, before this burst's times */
+		rxq_clock_pair(q);
+		q->clock_next_tsc = now + rte_get_tsc_hz() / 1000u * GI_NIC_CLOCK_PERIOD_MS;
+	}
+	if (n == 0 && q->open_n == 0)
+		return 0;
 	if (n) {
 		GI_COUNTER_ADD(&q->st.rx_packets, n);
 		rxq_append(q, pkts, n, now);
@@ -193,6 +228,22 @@ int gi_rx_lcore_main(void *arg)
 
 	GI_TSAN_ACQUIRE(lc); /* what the main thread set up before rte_eal_remote_launch() */
 	gi_idle_init(&idle, lc->idle);
+	/* NIC clocks: two pairs GI_NIC_CLOCK_FIRST_US apart, so the first packets have a rate too */
+	bool pairs = false;
+	for (uint32_t i = 0; i < lc->n_queues; i++)
+		if (lc->queues[i]->clock_read) {
+			rxq_clock_pair(lc->queues[i]);
+			pairs = true;
+		}
+	if (pairs) {
+		rte_delay_us_block(GI_NIC_CLOCK_FIRST_US);
+		uint64_t next = rte_rdtsc() + tsc_hz / 1000u * GI_NIC_CLOCK_PERIOD_MS;
+		for (uint32_t i = 0; i < lc->n_queues; i++)
+			if (lc->queues[i]->clock_read) {
+				rxq_clock_pair(lc->queues[i]);
+				lc->queues[i]->clock_next_tsc = next;
+			}
+	}
 
 	while (!__atomic_load_n(lc->quit, __ATOMIC_ACQUIRE)) {
 		uint32_t got = 0, open = 0;

@@ -21,11 +21,13 @@
 #ifndef GI_RX_H
 #define GI_RX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kernels/executor.h"
 #include "kernels/idle.h"
 #include "kernels/ring.h"
+#include "rxdesc.h"
 
 struct rte_mbuf;
 
@@ -64,6 +66,18 @@ struct gi_rxq {
 	 */
 	void (*pre_doorbell)(void *arg);
 	void *pre_doorbell_arg;
+	/*
+	 * NIC receive times (ring->split & GI_SLOT_NIC_TS): the mbuf dynfield and
+	 * flag, the conversion (rxdesc.h), and whether the lcore refreshes it
+	 * from rte_eth_read_clock.  Set with gi_rxq_set_nic_ts() before launch;
+	 * the lcore owns `clock` from then on.
+	 */
+	int ts_off;
+	uint64_t ts_flag;
+	struct gi_nic_clock clock;
+	bool clock_read;         /* pair the NIC's clock with CLOCK_REALTIME every GI_NIC_CLOCK_PERIOD_MS */
+	uint64_t clock_next_tsc;
+	uint64_t clock_fails;    /* rte_eth_read_clock() failures after start (the last conversion stays) */
 
 	/* producer state, lcore only */
 	uint64_t head;           /* slot being filled */
@@ -94,6 +108,15 @@ struct gi_rx_lcore {
 int gi_rxq_init(struct gi_rxq *q, uint16_t port_id, uint16_t port_index, uint16_t queue,
 		struct gi_batch_ring *ring, uint32_t timeout_us, int64_t exec_delta);
 void gi_rxq_fini(struct gi_rxq *q);
+
+/*
+ * The queue's ring carries NIC times (GI_SLOT_NIC_TS): the timestamp
+ * dynfield `off` and flag (rte_mbuf_dyn_rx_timestamp_register), the first
+ * conversion, and whether the lcore pairs the NIC's clock with
+ * CLOCK_REALTIME (at start and every GI_NIC_CLOCK_PERIOD_MS).  Main thread,
+ * before launch.
+ */
+void gi_rxq_set_nic_ts(struct gi_rxq *q, int off, uint64_t flag, const struct gi_nic_clock *clock, bool read_clock);
 
 /*
  * Live reload: change the queue's batch limits while its lcore runs.

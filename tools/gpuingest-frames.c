@@ -494,11 +494,13 @@ static int dump_frame(const struct opts *o, const struct gic_ring_info *info, co
 	fprintf(fp,
 		",\"frame\":%llu,\"sensor_id\":%u,\"sensor_frame\":%llu,\"state\":\"%s\",\"expected\":%u,"
 		"\"received\":%u,\"bytes\":%llu,\"payload_bytes\":%u,\"dtype\":\"%s\",\"first_ts_ns\":%llu,"
-		"\"first_rx_ns\":%llu,\"publish_ns\":%llu,\"missing_packets\":[",
+		"\"first_rx_ns\":%llu,\"publish_ns\":%llu,\"first_nic_ns\":%llu,\"last_nic_ns\":%llu,"
+		"\"missing_packets\":[",
 		(unsigned long long)f->frame, f->sensor_id, (unsigned long long)f->sensor_frame, state_name(f->state),
 		f->expected, f->received, (unsigned long long)f->bytes, f->payload_bytes, o->dtype,
 		(unsigned long long)f->first_ts_ns, (unsigned long long)f->first_rx_ns,
-		(unsigned long long)f->publish_ns);
+		(unsigned long long)f->publish_ns, (unsigned long long)f->first_nic_ns,
+		(unsigned long long)f->last_nic_ns);
 	for (uint32_t i = 0, first = 1; i < f->expected; i++)
 		if (!gic_packet_present(f, i)) {
 			fprintf(fp, "%s%u", first ? "" : ",", i);

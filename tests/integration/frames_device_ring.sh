@@ -10,12 +10,12 @@ import os, struct, sys
 ppf, pb, n = 8, 256, 4
 align = lambda x, a: (x + a - 1) // a * a
 bw = (ppf + 63) // 64
-payload_off = align(128 + 8 * bw, 64)  # 128-byte slot headers (frame ring version 4)
+payload_off = align(192 + 8 * bw, 64)  # 192-byte slot headers (frame ring version 5: the NIC times)
 slot_stride = align(payload_off + ppf * pb, 4096)
-hdr = bytearray(448)  # version 4: the tensor record at 320, zero: no tensor
+hdr = bytearray(448)  # version 5: the tensor record at 320 and nic_ts at 416, zero: none
 # kernels/frame.h: magic, version, hdr_bytes, n_slots, packets, payload, bitmap words,
 # slot_stride (metadata only), frame_bytes, payload_off, format, stream_index
-struct.pack_into("<IHHIIIIQQQII", hdr, 0, 0x47494652, 4, 448, n, ppf, pb, bw, payload_off, ppf * pb,
+struct.pack_into("<IHHIIIIQQQII", hdr, 0, 0x47494652, 5, 448, n, ppf, pb, bw, payload_off, ppf * pb,
                  payload_off, 1, 0)
 hdr[56:60] = b"cam0"
 # created_ns, payload_in_device, dev_ordinal, dev_slot_stride, dev_ring_bytes
@@ -53,5 +53,5 @@ os.close(fd)
 PY
 rc=0
 "$FRAMES" --shm "/$TAG-dev" --wait 1 >"$T/out" 2>"$T/err" || rc=$?
-[ "$rc" -eq 2 ] && grep -q "frame ring version 2 .*reads version 4" "$T/err" || { cat "$T/err"; fail "a version-2 ring was not refused by version"; }
+[ "$rc" -eq 2 ] && grep -q "frame ring version 2 .*reads version 5" "$T/err" || { cat "$T/err"; fail "a version-2 ring was not refused by version"; }
 echo PASS

@@ -71,8 +71,9 @@ except ImportError:
 
 import gpuingest  # noqa: E402  (after the path set-up above)
 
-# kernels/frame.h, version 4
-MAGIC, VERSION, HDR_BYTES, SLOT_HDR, PAGE = 0x47494652, 4, 448, 128, 4096
+# kernels/frame.h, version 5
+MAGIC, VERSION, HDR_BYTES, SLOT_HDR, PAGE = 0x47494652, 5, 448, 192, 4096
+NIC_TS_OFF, SLOT_NIC_OFF = 416, 128  # the header's nic_ts word; a slot's first_nic_ns, last_nic_ns
 WAKE_MAGIC = 0x4749574B
 
 
@@ -133,7 +134,7 @@ class FakeRing:
     count = 0
 
     def __init__(self, n_slots=4, packets=70, payload=64, frame_bytes=None, stream="cam0", wake=False,
-                 version=VERSION, in_device=False, name=None, tensor=None):
+                 version=VERSION, in_device=False, name=None, tensor=None, nic_ts=0):
         FakeRing.count += 1
         self.name = name or f"/gi-pytest-{os.getpid()}-{FakeRing.count}"
         self.path = "/dev/shm" + self.name
@@ -161,6 +162,7 @@ class FakeRing:
             struct.pack_into("<II5QQQIIIIdd", self.mm, 320, tensor[0], len(tensor[1]), *dims, self.tensor_off,
                              tensor[2], 8, 1, 0, 0, 1.0, 0.0)
         struct.pack_into("<Q", self.mm, 120, self.created)
+        struct.pack_into("<I", self.mm, NIC_TS_OFF, nic_ts)
         if in_device:  # a metadata mirror with a handle no process exported
             struct.pack_into("<IIQQ", self.mm, 128, 1, 0, full, PAGE + n_slots * full)
             self.mm[216:228] = b"0000:ca:00.0"
@@ -182,7 +184,7 @@ class FakeRing:
         return PAGE + (f % self.n) * self.stride
 
     def publish(self, f, state=2, present=None, sensor_id=7, sensor_frame=None, sender=None, data=None,
-                tensor=None):
+                tensor=None, nic=(0, 0)):
         """Frame f: seq odd, metadata, bitmap, payload, seq even, then next_frame."""
         s = self.slot(f)
         present = list(range(self.ppf)) if present is None else present
@@ -191,6 +193,7 @@ class FakeRing:
                          state, sensor_id, f + 100 if sensor_frame is None else sensor_frame)
         sender = sender or (0, 0, 0, 0, 0, 0, 0, 0, 0)
         struct.pack_into("<IIQQQQIII", self.mm, s + 64, *sender)
+        struct.pack_into("<QQ", self.mm, s + SLOT_NIC_OFF, *nic)
         words = [0] * self.bw
         for i in present:
             words[i >> 6] |= 1 << (i & 63)
@@ -322,7 +325,7 @@ class OpenErrors(unittest.TestCase):
             with self.assertRaises(gpuingest.VersionMismatch) as cm:
                 gpuingest.open(ring.name, timeout=1)
             self.assertIn("frame ring version 2", str(cm.exception))
-            self.assertIn("reads version 4", str(cm.exception))
+            self.assertIn("reads version 5", str(cm.exception))
             self.assertEqual(cm.exception.errno, 71)
         finally:
             ring.destroy()
@@ -474,10 +477,31 @@ class Frames(unittest.TestCase):
 
     def test_info(self):
         info = self.open().info
-        self.assertEqual((info.stream, info.shm, info.ring_version, info.format_name), ("cam0", self.fake.name, 4,
+        self.assertEqual((info.stream, info.shm, info.ring_version, info.format_name), ("cam0", self.fake.name, 5,
                                                                                          "udp_seq"))
         self.assertEqual((info.n_slots, info.packets, info.payload_bytes, info.frame_bytes), (4, 70, 64, 69 * 64 + 10))
         self.assertEqual((info.in_device, info.cuda_device, info.wake, info.created_ns), (False, -1, False, 123456789))
+        self.assertEqual(info.nic_ts, "")
+
+    def test_nic_times(self):
+        """first_nic_ns/last_nic_ns come from the slot, the clock from the header (version 5)."""
+        for code, name in ((1, "realtime"), (2, "device_ticks")):
+            fake = FakeRing(nic_ts=code)
+            self.addCleanup(fake.destroy)
+            ring = gpuingest.open(fake.name, timeout=1)
+            self.addCleanup(ring.close)
+            self.assertEqual(ring.info.nic_ts, name)
+            fake.publish(3, nic=(1700000000123456000, 1700000000123999000))
+            fake.publish(4)
+            f = ring.next(timeout=1)
+            self.assertEqual((f.frame, f.first_nic_ns, f.last_nic_ns), (3, 1700000000123456000, 1700000000123999000))
+            f = ring.next(timeout=1)
+            self.assertEqual((f.frame, f.first_nic_ns, f.last_nic_ns), (4, 0, 0))
+        bad = FakeRing(nic_ts=7)
+        self.addCleanup(bad.destroy)
+        with self.assertRaises(gpuingest.Error) as e:
+            gpuingest.open(bad.name, timeout=1)
+        self.assertIn("unknown NIC clock 7", str(e.exception))
 
     def test_frame_metadata_and_zero_copy_view(self):
         ring = self.open()

@@ -336,7 +336,7 @@ static void test_unknown_key(void **state)
 {
 	(void)state;
 	expect_errors(BASE "    mtuu: 1500\n", 1,
-		      "t.yaml:9:5: ports[0].mtuu: unknown key (allowed: name, device, devargs, mtu, promiscuous, flow_isolation, flow_steering, xstats, rx_queues)");
+		      "t.yaml:9:5: ports[0].mtuu: unknown key (allowed: name, device, devargs, mtu, promiscuous, flow_isolation, flow_steering, rx_timestamp, xstats, rx_queues)");
 	expect_errors("stat: {}\n" BASE, 1,
 		      "t.yaml:1:1: stat: unknown key (allowed: eal, log, executor, lcores, memory, ports, streams, stats)");
 	expect_errors(BASE "        batch: {max_packet: 4}\n", 1,

@@ -4,7 +4,8 @@
  * chains, single-segment packets on a split queue, over-long chains, and the
  * CPU → executor address deltas of the two pools.  The mbufs are real
  * struct rte_mbuf built by hand (no EAL, no mempool): the functions only
- * read buf_addr, data_off, data_len, nb_segs and next.
+ * read buf_addr, data_off, data_len, nb_segs and next (and, for NIC
+ * receive times, ol_flags and the timestamp dynfield).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -185,6 +186,86 @@ static void test_ring_round_trip(void **state)
 	free(r);
 }
 
+/* NIC time -> the ring's clock (rxdesc.h): fixed scales, and the rate between two pairs. */
+static void test_nic_clock(void **state)
+{
+	struct gi_nic_clock c;
+	(void)state;
+
+	gi_nic_clock_fixed(&c, 1000); /* net_pcap: microseconds since the epoch */
+	assert_true(gi_nic_clock_ns(&c, 1700000000123457ull) == 1700000000123457000ull);
+	gi_nic_clock_fixed(&c, 1); /* device ticks as they are */
+	assert_true(gi_nic_clock_ns(&c, 123456789ull) == 123456789ull);
+	assert_true(gi_nic_clock_ns(&c, 0) == 1); /* never 0, which means "none" */
+
+	/* a 500 MHz counter: 2 ns a tick.  The first pair assumes 1 ns a tick ... */
+	memset(&c, 0, sizeof(c));
+	gi_nic_clock_pair(&c, 1000000, 1700000000000000000ull);
+	assert_true(gi_nic_clock_ns(&c, 1000100) == 1700000000000000100ull);
+	/* ... the second has the rate: 10 ms later, 5 000 000 ticks */
+	gi_nic_clock_pair(&c, 6000000, 1700000000010000000ull);
+	assert_true(c.mult == 2ull << 32);
+	assert_true(gi_nic_clock_ns(&c, 6000000 + 123) == 1700000000010000246ull);
+	assert_true(gi_nic_clock_ns(&c, 6000000 - 5) == 1700000000009999990ull); /* stamped before the pair */
+	/* a pair that goes backwards (a clock reset) keeps the rate, takes the new base */
+	gi_nic_clock_pair(&c, 10, 1700000000020000000ull);
+	assert_true(c.mult == 2ull << 32);
+	assert_true(gi_nic_clock_ns(&c, 20) == 1700000000020000020ull);
+}
+
+/*
+ * The timestamp dynfield is read only where the PMD's flag says so, and a
+ * timestamping ring's nic_ns[] (after the other arrays, inside the slot)
+ * comes back through gi_slot_pkt(); a ring without it reads 0.
+ */
+static void test_nic_ts_slot(void **state)
+{
+	enum { MAX = 8 };
+	const uint64_t flag = 1ull << 40;
+	const int off = (int)offsetof(struct rte_mbuf, dynfield1);
+	struct gi_nic_clock c;
+	struct rte_mbuf m[2];
+	(void)state;
+
+	gi_nic_clock_fixed(&c, 1000);
+	for (unsigned layout = 0; layout < 4; layout++) {
+		uint64_t bytes = gi_ring_bytes(2, MAX, layout);
+		struct gi_batch_ring *r = aligned_alloc(64, GI_ALIGN_UP(bytes, 64));
+		assert_non_null(r);
+		memset(r, 0, bytes);
+		assert_int_equal(gi_ring_init(r, 2, MAX, layout), 0);
+		struct gi_batch_slot *s = gi_ring_slot(r, 1);
+		if (layout & GI_SLOT_NIC_TS) { /* its own bytes, inside the slot */
+			uint8_t *nic = (uint8_t *)gi_slot_nic_ns(s, MAX, layout);
+			uint8_t *last = (layout & GI_SLOT_SPLIT) ? (uint8_t *)(gi_slot_len0(s, MAX) + MAX)
+								 : (uint8_t *)(gi_slot_len(s, MAX) + MAX);
+			assert_true(nic >= last && nic + 8 * MAX <= (uint8_t *)s + r->slot_stride);
+			assert_true((uintptr_t)nic % 8 == 0);
+			assert_true(r->slot_stride >= gi_ring_slot_stride(MAX, layout & GI_SLOT_SPLIT) + 8 * MAX);
+		}
+		for (unsigned p = 0; p < 2; p++) {
+			seg_init(&m[p], hdr_buf[p], RTE_PKTMBUF_HEADROOM, 100);
+			*RTE_MBUF_DYNFIELD(&m[p], off, uint64_t *) = 1700000000000001ull + p;
+			m[p].ol_flags = p == 0 ? flag : 0; /* packet 1: the PMD did not stamp it */
+			gi_rxdesc_whole(&m[p], 0, &gi_slot_addr(s)[p], &gi_slot_len(s, MAX)[p]);
+			if (layout & GI_SLOT_SPLIT) {
+				gi_slot_addr1(s, MAX)[p] = 0;
+				gi_slot_len0(s, MAX)[p] = 100;
+			}
+			if (layout & GI_SLOT_NIC_TS)
+				gi_slot_nic_ns(s, MAX, layout)[p] = gi_rxdesc_nic_ns(&m[p], off, flag, &c);
+		}
+		for (unsigned p = 0; p < 2; p++) {
+			struct gi_pkt_desc d;
+			gi_slot_pkt(s, MAX, r->split, p, &d);
+			assert_int_equal(d.len, 100);
+			uint64_t want = (layout & GI_SLOT_NIC_TS) && p == 0 ? 1700000000000001000ull : 0;
+			assert_true(d.nic_ns == want);
+		}
+		free(r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -193,6 +274,8 @@ int main(void)
 		cmocka_unit_test(test_split_single_segment),
 		cmocka_unit_test(test_split_long_chain_truncates),
 		cmocka_unit_test(test_ring_round_trip),
+		cmocka_unit_test(test_nic_clock),
+		cmocka_unit_test(test_nic_ts_slot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

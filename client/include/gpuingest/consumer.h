@@ -46,6 +46,13 @@ extern "C" {
 
 #define GIC_ABI_VERSION 1
 
+/* The clock of gic_frame's first_nic_ns/last_nic_ns (the daemon's ports[].rx_timestamp). */
+enum gic_nic_ts {
+	GIC_TS_NONE = 0,         /* the port does not timestamp: both are 0 */
+	GIC_TS_REALTIME = 1,     /* CLOCK_REALTIME nanoseconds */
+	GIC_TS_DEVICE_TICKS = 2, /* the NIC's raw counter: its driver has no clock to convert with */
+};
+
 /* A stream's open frame ring (opaque). */
 struct gic_ring;
 
@@ -147,7 +154,11 @@ struct gic_frame {
 	uint64_t tensor;         /* its address: host rings in this process's mapping of the ring
 				  * ((const void *)(uintptr_t)f.tensor), GPU rings a device pointer
 				  * (CUdeviceptr, as dev_ptr); 0 without a tensor */
-	uint32_t reserved[4];
+	/* the NIC's receive times of the frame's packets that were placed, the earliest and
+	 * the latest, in the clock gic_info()->nic_ts names; 0: none (rx_timestamp off, or no
+	 * packet of it was stamped) */
+	uint64_t first_nic_ns;
+	uint64_t last_nic_ns;
 };
 
 /* Whether packet i of the frame arrived (its bytes are the sender's; others are stale). */
@@ -175,7 +186,7 @@ struct gic_ring_info {
 	uint32_t tensor_dtype;   /* enum gic_dtype: every frame's tensor; GIC_DTYPE_NONE: none */
 	uint32_t tensor_ndim;
 	uint32_t tensor_shape[GIC_TENSOR_DIMS];
-	uint32_t reserved[1];
+	uint32_t nic_ts;         /* enum gic_nic_ts: the clock of every frame's first_nic_ns/last_nic_ns */
 };
 
 struct gic_stats {

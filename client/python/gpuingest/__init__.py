@@ -70,6 +70,7 @@ _OPEN_LATEST = 0x1
 
 STATES = {2: "complete", 3: "partial", 4: "timed_out", 5: "corrupt"}
 FORMATS = {1: "udp_seq", 2: "rocev2", 3: "vita49", 4: "custom"}
+NIC_CLOCKS = {0: "", 1: "realtime", 2: "device_ticks"}  # enum gic_nic_ts: RingInfo.nic_ts
 _SENDER_KINDS = {1: "hsb"}
 _CRC_STATES = {0: "unchecked", 1: "ok", 2: "mismatch"}
 
@@ -160,7 +161,8 @@ class _Frame(ctypes.Structure):
                 ("bitmap_words", _u32), ("bitmap", ctypes.c_void_p), ("data", ctypes.c_void_p),
                 ("dev_ptr", _u64), ("first_ts_ns", _u64), ("first_rx_ns", _u64), ("publish_ns", _u64),
                 ("sender", _Sender), ("seq_", _u64), ("flags_", _u32), ("tensor_dtype", ctypes.c_uint16),
-                ("tensor_ndim", ctypes.c_uint16), ("tensor", _u64), ("reserved", _u32 * 4)]
+                ("tensor_ndim", ctypes.c_uint16), ("tensor", _u64), ("first_nic_ns", _u64),
+                ("last_nic_ns", _u64)]
 
 
 class _RingInfo(ctypes.Structure):
@@ -168,7 +170,7 @@ class _RingInfo(ctypes.Structure):
                 ("format", _u32), ("n_slots", _u32), ("packets", _u32), ("payload_bytes", _u32),
                 ("in_device", _u32), ("frame_bytes", _u64), ("created_ns", _u64),
                 ("pci_bus_id", ctypes.c_char * 32), ("cuda_device", _i32), ("wake", _u32),
-                ("tensor_dtype", _u32), ("tensor_ndim", _u32), ("tensor_shape", _u32 * 5), ("reserved", _u32 * 1)]
+                ("tensor_dtype", _u32), ("tensor_ndim", _u32), ("tensor_shape", _u32 * 5), ("nic_ts", _u32)]
 
 
 class _Stats(ctypes.Structure):
@@ -187,11 +189,12 @@ _C_LAYOUT = {
     _Frame: (192, {"frame": 0, "sensor_frame": 8, "sensor_id": 16, "state": 20, "expected": 24, "received": 28,
                    "bytes": 32, "payload_bytes": 40, "bitmap_words": 44, "bitmap": 48, "data": 56, "dev_ptr": 64,
                    "first_ts_ns": 72, "first_rx_ns": 80, "publish_ns": 88, "sender": 96, "seq_": 152,
-                   "flags_": 160, "tensor_dtype": 164, "tensor_ndim": 166, "tensor": 168, "reserved": 176}),
+                   "flags_": 160, "tensor_dtype": 164, "tensor_ndim": 166, "tensor": 168, "first_nic_ns": 176,
+                   "last_nic_ns": 184}),
     _RingInfo: (432, {"stream": 0, "shm": 64, "ring_version": 320, "format": 324, "n_slots": 328, "packets": 332,
                       "payload_bytes": 336, "in_device": 340, "frame_bytes": 344, "created_ns": 352,
                       "pci_bus_id": 360, "cuda_device": 392, "wake": 396, "tensor_dtype": 400, "tensor_ndim": 404,
-                      "tensor_shape": 408, "reserved": 428}),
+                      "tensor_shape": 408, "nic_ts": 428}),
     _Stats: (152, {"complete": 0, "partial": 8, "timed_out": 16, "corrupt": 24, "missing": 32, "overruns": 40,
                    "skipped": 48, "frames": 56, "first_frame": 64, "next_frame": 72, "started": 80,
                    "reserved0": 84, "waits": 88, "protocol_errors": 96, "reserved": 104}),
@@ -401,6 +404,7 @@ class RingInfo:
     wake: bool           # True: waits sleep on the ring's futex; False: they poll every 200 us
     tensor_dtype: str    # the frames' tensor type (the stream's tensor:): 'cf32', 'u16', ...; '' for none
     tensor_shape: tuple  # its shape (a complex integer typed as is: a last dimension of 2); () for none
+    nic_ts: str          # the clock of frames' first_nic_ns/last_nic_ns: 'realtime', 'device_ticks' or '' (none)
 
 
 Sender = namedtuple("Sender", "kind flags frame_number bytes_written sof_ns meta_ns crc psn crc_state")
@@ -490,7 +494,8 @@ class Ring:
             created_ns=c.created_ns, in_device=bool(c.in_device), pci_bus_id=c.pci_bus_id.decode(errors="replace"),
             cuda_device=c.cuda_device, wake=bool(c.wake),
             tensor_dtype=_DTYPES[c.tensor_dtype][0] if c.tensor_dtype in _DTYPES else "",
-            tensor_shape=tuple(c.tensor_shape[:c.tensor_ndim]) if c.tensor_dtype in _DTYPES else ())
+            tensor_shape=tuple(c.tensor_shape[:c.tensor_ndim]) if c.tensor_dtype in _DTYPES else (),
+            nic_ts=NIC_CLOCKS.get(c.nic_ts, str(c.nic_ts)))
 
     def __repr__(self):
         state = "closed" if self._h is None else f"{self.info.n_slots} slots"
@@ -617,6 +622,10 @@ class Frame:
     first_ts_ns = property(lambda self: self._f.first_ts_ns, doc="sender's timestamp of the first packet that arrived")
     first_rx_ns = property(lambda self: self._f.first_rx_ns, doc="daemon CLOCK_MONOTONIC: first packet placed")
     publish_ns = property(lambda self: self._f.publish_ns, doc="daemon CLOCK_MONOTONIC: frame published")
+    first_nic_ns = property(lambda self: self._f.first_nic_ns,
+                            doc="NIC receive time of its earliest placed packet (Ring.info.nic_ts's clock); 0: none")
+    last_nic_ns = property(lambda self: self._f.last_nic_ns,
+                           doc="NIC receive time of its latest placed packet (Ring.info.nic_ts's clock); 0: none")
     data = property(lambda self: self._f.data, doc="host ring: address of the bytes in the ring; None for GPU")
     dev_ptr = property(lambda self: self._f.dev_ptr, doc="GPU ring: device address in this process; 0 for host")
 
