@@ -54,6 +54,7 @@ struct exf_conf {
 	uint64_t frame_timeout_ns;
 	uint32_t maxb;                       /* batch slot size; 0: no batch ring (streams only) */
 	uint32_t split;                      /* header/data split: segment 0 holds at most this many bytes */
+	uint32_t nic_ts;                     /* slots carry NIC times (GI_SLOT_NIC_TS): exf_nic_ns(packet's number) */
 	uint64_t arg;                        /* for the stream hook */
 	const struct gi_frame_tensor *tensor; /* every frame ring's tensor (its bytes computed here), NULL: none */
 	/* After stream s has its ring, runtime and default format params
@@ -82,6 +83,18 @@ struct exec_fixture {
 	uint32_t twin_runs;           /* streams the phased batches sequenced as one in-order run */
 	uint32_t twin_gpu_form;       /* the twin splits its phases as the GPU does (exf_phases_gpu_form) */
 };
+
+/* The batch ring's slot layout (ring.h, GI_SLOT_*). */
+static inline uint32_t exf_layout(const struct exf_conf *c)
+{
+	return (c->split ? GI_SLOT_SPLIT : 0u) | (c->nic_ts ? GI_SLOT_NIC_TS : 0u);
+}
+
+/* The NIC time the fixture gives the k-th packet it queues (nic_ts): scattered, every 7th none (0). */
+static inline uint64_t exf_nic_ns(uint64_t k)
+{
+	return k % 7 == 3 ? 0 : 1700000000000000000ull + (k * 2654435761u) % 1000003u;
+}
 
 /* Stream s takes UDP port `port` on port 0 (one stream per UDP port). */
 static inline void exf_map_port(struct exec_fixture *f, int s, uint16_t port)
@@ -120,7 +133,8 @@ static inline void exf_init(struct exec_fixture *f, const struct exf_conf *c)
 				     c->names[s] ? c->names[s] : "s", 1, c->tensor ? &ft : NULL);
 		f->st[s] = (struct gi_stream_rt){ .format = fmt, .packets = c->packets, .payload_bytes = c->payload,
 						  .last_bytes = last, .data_packets = c->packets,
-						  .window = c->window, .frame_timeout_ns = c->frame_timeout_ns, .ring = h };
+						  .window = c->window, .frame_timeout_ns = c->frame_timeout_ns, .ring = h,
+						  .nic_ts = c->nic_ts ? GI_NIC_TS_REALTIME : GI_NIC_TS_NONE };
 		gi_format_params_init(&f->st[s].fp, (enum gi_format)fmt);
 		if (c->stream)
 			c->stream(f, s);
@@ -128,10 +142,10 @@ static inline void exf_init(struct exec_fixture *f, const struct exf_conf *c)
 	f->ctx = (struct gi_exec_ctx){ .n_streams = (uint32_t)c->n_streams, .n_ports = 1, .streams = f->st,
 				       .map = f->map };
 	if (c->maxb) {
-		uint64_t rb = gi_ring_bytes(4, c->maxb, c->split ? 1 : 0);
+		uint64_t rb = gi_ring_bytes(4, c->maxb, exf_layout(c));
 		f->ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
 		memset(f->ring, 0, rb);
-		gi_ring_init(f->ring, 4, c->maxb, c->split ? 1 : 0);
+		gi_ring_init(f->ring, 4, c->maxb, exf_layout(c));
 		f->pkts = malloc(c->maxb * sizeof(*f->pkts));
 		if (c->split)
 			f->seg1 = malloc(c->maxb * sizeof(*f->seg1));
@@ -187,6 +201,7 @@ static inline void exf_twin_check(const struct exec_fixture *f, const char *afte
 	for (int s = 0; s < f->conf.n_streams; s++) {
 		const struct gi_stream_rt *a = &f->st[s], *b = &t->st[s];
 		if (memcmp(&a->c, &b->c, sizeof(a->c)) || memcmp(&a->frame_latency, &b->frame_latency, sizeof(a->frame_latency)) ||
+		    memcmp(&a->frame_assembly, &b->frame_assembly, sizeof(a->frame_assembly)) ||
 		    a->next_pub != b->next_pub || a->max_frame != b->max_frame || a->min_frame != b->min_frame ||
 		    a->seq_max != b->seq_max || a->started != b->started || a->epochs != b->epochs ||
 		    a->frame_base != b->frame_base || a->raw_max != b->raw_max || a->defer || b->defer ||
@@ -321,15 +336,15 @@ static inline void flush_batch(struct exec_fixture *f)
 	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
 	s->n_pkts = f->n;
 	s->port = 0;
-	gi_exec_slot_host(&f->ctx, &f->ctr, s, f->conf.maxb, f->conf.split ? 1 : 0, f->now);
+	gi_exec_slot_host(&f->ctx, &f->ctr, s, f->conf.maxb, exf_layout(&f->conf), f->now);
 	if (f->twin) {
 		exf_twin_config(f);
 		if (f->twin_gpu_form)
-			exf_phases_gpu_form(&f->twin->ctx, &f->twin->ctr, s, f->conf.maxb, f->conf.split ? 1 : 0, f->now,
+			exf_phases_gpu_form(&f->twin->ctx, &f->twin->ctr, s, f->conf.maxb, exf_layout(&f->conf), f->now,
 					    f->twin_scratch);
 		else
 			gi_exec_slot_phased(&f->twin->ctx, &f->twin->ctr, GI_GROUP_ANY, NULL, 0, s, f->conf.maxb,
-					    f->conf.split ? 1 : 0, f->now, f->twin_scratch);
+					    exf_layout(&f->conf), f->now, f->twin_scratch);
 		f->twin_stalls += f->twin_scratch->round > 1;
 		f->twin_runs += f->twin_scratch->runs;
 		exf_twin_check(f, "a batch");
@@ -352,6 +367,8 @@ static inline void queue_len(struct exec_fixture *f, uint32_t len)
 	struct gi_batch_slot *s = gi_ring_slot(f->ring, 0);
 	gi_slot_addr(s)[f->n] = (uint64_t)(uintptr_t)f->pkts[f->n];
 	gi_slot_len(s, f->conf.maxb)[f->n] = len;
+	if (f->conf.nic_ts)
+		gi_slot_nic_ns(s, f->conf.maxb, f->ring->split)[f->n] = exf_nic_ns(f->fed + f->n);
 	f->n++;
 }
 

@@ -236,14 +236,53 @@ static void check_tensors(struct exec_fixture *f, uint32_t *frames, uint32_t *pa
 	}
 }
 
+/*
+ * The NIC times of every published frame (nic_ts runs): the twin check
+ * has held the phased ring byte for byte to the serial one; here the two
+ * are ones the fixture gave (exf_nic_ns), first <= last, and each stream's
+ * frame_assembly histogram counted the frames.  Returns the frames seen.
+ */
+static uint32_t check_nic_times(const struct exec_fixture *f)
+{
+	uint32_t n = 0;
+	for (int si = 0; si < f->conf.n_streams; si++) {
+		const struct gi_stream_rt *st = &f->st[si];
+		uint32_t with = 0;
+		for (uint64_t fr = st->ring->first_frame; fr < st->next_pub; fr++) {
+			const struct gi_frame_slot *s = gi_stream_slot((struct gi_stream_rt *)st, fr);
+			if (s->frame != fr || !s->received)
+				continue;
+			if (!s->first_nic_ns) { /* none of its packets had one */
+				assert_int_equal(s->last_nic_ns, 0);
+				continue;
+			}
+			assert_true(s->first_nic_ns <= s->last_nic_ns);
+			assert_true(s->first_nic_ns >= 1700000000000000000ull &&
+				    s->last_nic_ns < 1700000000000000000ull + 1000003u);
+			with++;
+		}
+		uint64_t counted = 0;
+		for (uint32_t b = 0; b < GI_HIST_BUCKETS; b++)
+			counted += st->frame_assembly.count[b];
+		assert_true(counted >= with); /* frames no longer in the ring were counted too */
+		n += with;
+	}
+	return n;
+}
+
 static void test_random_traffic(void **state)
 {
 	(void)state;
 	uint32_t rounds = 0, runs = 0, tensors = 0, tensors_partial = 0;
+	uint32_t nic_frames = 0;
 	for (uint64_t seed = 1; seed <= 12; seed++) {
-		struct exec_fixture *f = exf_new(&world);
+		struct exf_conf c = world;
+		c.nic_ts = seed % 4 < 2; /* NIC times on half the runs, both forms of the phases */
+		struct exec_fixture *f = exf_new(&c);
 		f->twin_gpu_form = seed % 2; /* the host's phases, or the GPU's split among workers */
 		run_random(f, seed, 3000);
+		if (c.nic_ts)
+			nic_frames += check_nic_times(f);
 		/* everything happened that the traffic was built for */
 		assert_true(f->st[S_SEQ].c.duplicates > 0 && f->st[S_SEQ].c.late > 0 && f->st[S_SEQ].c.lost > 0);
 		assert_true(f->st[S_VITA].c.packets > 0 && f->st[S_VITA].c.reordered > 0);
@@ -258,6 +297,8 @@ static void test_random_traffic(void **state)
 	}
 	print_message("frames whose tensor was checked: %u, %u of them with lost packets\n", tensors,
 		      tensors_partial);
+	print_message("frames with NIC times (serial == phased, first <= last, in range): %u\n", nic_frames);
+	assert_true(nic_frames > 50);
 	assert_true(tensors > 50 && tensors_partial > 5);
 	/* batches spanning the ring made phase 2 stall and take more rounds;
 	 * clean stretches went through phase 2's run path (the impairments
