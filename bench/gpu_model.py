@@ -135,7 +135,11 @@ CAL = dict(
     commit_frame=1.73, # per frame published: mirror copy, seq words
     end=2.2,           # counters, the mirror's stores to host memory, the barriers; the fence apart
     fence_contention=0.72,  # µs more per system fence for each doubling of the CTAs that fence at once
-    tensor_frame=0.5,  # per frame converted: the pending scan, a barrier (unmeasured: no GPU has run the step)
+    tensor_frame=0.5,  # per frame converted: the pending scan, a barrier
+    # per group and per value converted, one CTA of 256 threads (ns): the H100 run of 1bd59f9 (2026-11-26)
+    # measured ci16:cf32 (2 values a group) 40.0 µs and raw10:u16 (4) 47.5 µs per 64 KiB frame; the two
+    # points fix these two numbers (a calibration, not yet a check: a third form measured would be one)
+    tensor_group=1.258e-3, tensor_value=0.592e-3,
 )
 PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "probe_run_link": 51,
              "probe_frame_open": 114, "probe_frame_end": 4733, "probe_make_visible": 1795, "probe_batch_end": 187}
@@ -307,12 +311,12 @@ def scaled(pc, base, *probes):
     return base * sum(pc[p]["all"] for p in probes) / then if pc else base
 
 
-def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="now", floors=None, tensor_ratio=0.0):
+def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="now", floors=None, tensor=None):
     """Microseconds per batch on one CTA (one stream per ring), by step (STEPS), and the rates.
 
     g: a GPUS row; pc: probe counts (probe_counts()); floors: measured
-    floors (bench/gpu_floors' JSON) that replace the row's; tensor_ratio:
-    a tensor: block writing that many tensor bytes per frame byte (0: none)."""
+    floors (bench/gpu_floors' JSON) that replace the row's; tensor: a
+    stream's `tensor:` as SAMPLE:TYPE (ci16:cf32, raw10:u16, ...), None: none."""
     g = dict(g)
     if floors:
         for key, fk in (("pcie", "host_load_us"), ("l2", "l2_load_us"), ("fence", "fence_sys_us")):
@@ -348,14 +352,15 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
     t["place"] = rounds * (CAL["place_round"] + max(groups * g["l2"] + chunks * CAL["chunk_issue"],
                                                     lines * CAL["place_line"]))
     t["verify"] = 0.0                             # custom format: no sender CRC
-    # tensor: every thread on the round's frames, each frame byte read and tensor_ratio bytes written: the
-    # place step's bytes per µs on this CTA, times TENSOR_ALU for the arithmetic a copy does not have (a
-    # guess until a GPU measures the step: bench/gpu_model.md), and a barrier per frame
+    # tensor: every thread on the round's frames, one group of sample bytes at a time (kernels/tensor.h, the
+    # GPU's generic loop): bound by its instructions and their latency on the CTA's warps, not by bytes
+    # (the H100's figures, CAL above), so per group and per value, scaled by the warps there are to issue
     t["tensor"] = 0.0
-    if tensor_ratio:
-        rate = n * payload / max(t["place"], 1e-9)   # frame bytes per µs the copy moves (read + write)
-        t["tensor"] = frames * (CAL["tensor_frame"] + TENSOR_ALU * frame_packets * payload *
-                                (1 + tensor_ratio) / 2 / rate)
+    if tensor:
+        in_bytes, values = tensor_form(tensor)
+        groups = frame_packets * payload // in_bytes
+        t["tensor"] = frames * (CAL["tensor_frame"] + groups * (CAL["tensor_group"] + values * CAL["tensor_value"])
+                                * 256 / threads)
     t["commit"] = CAL["commit"] + busy * st["commit_fences"] * fence_host + frames * scaled(
         pc, CAL["commit_frame"], "probe_make_visible")
     t["end"] = CAL["end"] + fence_host
@@ -405,7 +410,17 @@ def md_table(rows, head):
     return "\n".join(out)
 
 
-TENSOR_ALU = 2.0  # unmeasured: conversion vs copy cost per byte on the GPU
+# a tensor's sample forms: bytes per group and values per group (kernels/tensor.h, gi_tensor_sample_*)
+TENSOR_SAMPLES = {"u8": (1, 1), "u16": (2, 1), "i16": (2, 1), "u32": (4, 1), "i32": (4, 1), "f32": (4, 1),
+                  "ci8": (2, 2), "ci16": (4, 2), "raw10": (5, 4), "raw12": (3, 2)}
+
+
+def tensor_form(spec):
+    """SAMPLE:TYPE (the output type does not change the GPU's cost by the model) -> (bytes, values) a group."""
+    sample = spec.split(":")[0]
+    if sample not in TENSOR_SAMPLES:
+        sys.exit("gpu_model.py: --tensor %s: SAMPLE:TYPE with SAMPLE one of %s" % (spec, " ".join(TENSOR_SAMPLES)))
+    return TENSOR_SAMPLES[sample]
 
 
 def main():
@@ -418,8 +433,8 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--threads", type=int, default=256)
     ap.add_argument("--frame-packets", type=int, default=64)
-    ap.add_argument("--tensor-ratio", type=float, default=0.0, help="a tensor: block writing this many bytes "
-                    "per frame byte (ci16 to cf32: 2; raw10 to u16: 1.6); the model's added `tensor` step")
+    ap.add_argument("--tensor", help="SAMPLE:TYPE: every frame converted as a stream's tensor: block does "
+                    "(ci16:cf32, raw10:u16, ...); the model's added `tensor` step")
     ap.add_argument("--probe-ptx", help="with --predict: the probes' PTX as the build made it (meson's "
                     "bench/gpu_model_probe.ptx; the `gpu_model` test), instead of compiling them here")
     ap.add_argument("--check", action="store_true", help="with --probe-ptx: also the calibration table; exit 1 "
@@ -432,7 +447,7 @@ def main():
         with open(a.probe_ptx) as f:
             parts = probe_counts(f.read())
         print(json.dumps(predict(gpu_named(a.predict), parts, a.rings, a.payload, a.batch, a.threads,
-                                 a.frame_packets, tensor_ratio=a.tensor_ratio)))
+                                 a.frame_packets, tensor=a.tensor)))
         if a.check:
             rows, worst = calibration(parts)
             print(md_table(rows, ["code", "payload", "batch", "rings"] + STEPS + ["batch"]))
@@ -448,7 +463,7 @@ def main():
     parts = probe_counts(probe_ptx)
     if a.predict:
         print(json.dumps(predict(gpu_named(a.predict), parts, a.rings, a.payload, a.batch, a.threads,
-                                 a.frame_packets, tensor_ratio=a.tensor_ratio)))
+                                 a.frame_packets, tensor=a.tensor)))
         return
 
     print("## ptxas (-Xptxas -v): registers, stack, spills\n")

@@ -13,8 +13,8 @@ a multiple of the doorbell round trip measured here.  Then the step
 table: one ring of each STEP_CASES case again with --steps (the kernels
 time each step of every batch, kernels/steps.h), µs per batch by step
 beside the model's steps where both name the same step; the tensor step
-(--tensor ci16:cf32 and raw10:u16, 4 rings) beside the model's unmeasured
-estimate.  Then latency
+(--tensor ci16:cf32, raw10:u16 and i16:bf16, 4 rings) beside the model's
+(calibrated on the first two as an H100 measured them; i16:bf16 checks it).  Then latency
 (--latency): one ring's 1 KiB frames at 1 kHz and at half the measured
 rate, doorbell to frame visible.  Exit 1 if a run failed.
 """
@@ -114,12 +114,12 @@ def main():
             print("worst step (over 0.5 µs) off the model by %.0f%%: %s" % (
                 100 * worst, "within ±30%" if worst <= 0.30 else "OUTSIDE ±30%: recalibrate bench/gpu_model.py"))
         # typed tensors (tensor:): the tensor step's cost, 4 rings of 64 x 1 KiB frames, beside the model's
-        # unmeasured estimate (bench/gpu_model.py --tensor-ratio)
+        # estimate (bench/gpu_model.py --tensor SAMPLE:TYPE, calibrated on the H100's first measurement)
         print("\ntensor step, 4 rings, 1 KiB, batch 64 (one 64 KiB frame a batch): measured / model")
-        for tensor, ratio in (("ci16:cf32", 2.0), ("raw10:u16", 1.6)):
+        for tensor in ("ci16:cf32", "raw10:u16", "i16:bf16"):
             m, rc, err = bench(build, seconds, 4, 1024, 64, steps=True, tensor=tensor)
             failed += not good(m, rc)
-            p = gpu_model.predict(g, parts, 4, 1024, 64, floors=floors, tensor_ratio=ratio) if g else {}
+            p = gpu_model.predict(g, parts, 4, 1024, 64, floors=floors, tensor=tensor) if g else {}
             jl.write(json.dumps(dict(mode="persistent", steps=True, tensor=tensor, measured=m, model=p, rc=rc)) + "\n")
             if m.get("steps_us"):
                 mt, pt = m["steps_us"].get("tensor", 0.0), p.get("steps_us", {}).get("tensor", 0.0)
