@@ -133,6 +133,8 @@ CAL = dict(
     place_line=0.00093,  # per 128-byte line a warp's load touches (an L1 pass: about 2 cycles)
     commit=0.63,       # per batch
     commit_frame=1.73, # per frame published: mirror copy, seq words
+    commit_drain=0.0021,  # per KiB the batch placed: its system fence waits for the payload stores to drain
+                          # (every run's 8 KiB commit was 0.5-1.05 µs over the model without it; 64 B runs none)
     end=2.2,           # counters, the mirror's stores to host memory, the barriers; the fence apart
     fence_contention=0.72,  # µs more per system fence for each doubling of the CTAs that fence at once
     tensor_frame=0.5,  # per frame converted: the pending scan, a barrier
@@ -362,7 +364,7 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
         t["tensor"] = frames * (CAL["tensor_frame"] + groups * (CAL["tensor_group"] + values * CAL["tensor_value"])
                                 * 256 / threads)
     t["commit"] = CAL["commit"] + busy * st["commit_fences"] * fence_host + frames * scaled(
-        pc, CAL["commit_frame"], "probe_make_visible")
+        pc, CAL["commit_frame"], "probe_make_visible") + CAL["commit_drain"] * n * payload / 1024
     t["end"] = CAL["end"] + fence_host
     total = sum(t.values())
     per_ring = n / total                          # Mpps = packets per microsecond
