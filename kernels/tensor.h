@@ -394,13 +394,17 @@ GI_HD static GI_INLINE void gi_tensor_run(const struct gi_tensor_rt *t, const ui
  * Worker w of nw: its groups of the frame whose bytes are at `in`, into
  * the tensor at `out`.  `bitmap` (NULL: every packet arrived, or missing
  * keep) says which packets of payload_bytes each arrived; div_payload
- * divides by payload_bytes.  On the host each accepted sample -> type
- * (and byte order) is its own loop without per-value switches
- * (GI_SPECIALIZE; 10-25x the generic loop, bench/tensor_bench.c).
+ * divides by payload_bytes.  A sample -> type (and byte order) of its own
+ * is its own loop, without per-value switches; `all` (constant): every
+ * accepted one (the host: 10-25x the generic loop, bench/tensor_bench.c),
+ * else only the forms sensors send most (the GPU, where the generic loop
+ * is bound by its instructions, and where all 35 forms made ptxas's share
+ * of the build several times longer: bench/gpu_model.md); the others
+ * take the generic loop.
  */
-GI_HD static inline void gi_tensor_convert(const struct gi_tensor_rt *t, const uint8_t *in, uint8_t *out,
-					   const uint64_t *bitmap, const struct gi_div *div_payload, uint32_t w,
-					   uint32_t nw)
+GI_HD static GI_INLINE void gi_tensor_convert_as(const struct gi_tensor_rt *t, const uint8_t *in, uint8_t *out,
+						 const uint64_t *bitmap, const struct gi_div *div_payload, uint32_t w,
+						 uint32_t nw, int all)
 {
 #define GI_TENSOR_AS(S, D)                                                                              \
 	case (S) * GI_DT__COUNT + (D):                                                                  \
@@ -409,9 +413,20 @@ GI_HD static inline void gi_tensor_convert(const struct gi_tensor_rt *t, const u
 		else                                                                                    \
 			gi_tensor_run(t, in, out, bitmap, div_payload, w, nw, (S), (D), 0);             \
 		return;
+/* a sample without a byte order (RAW10, RAW12: bytes): one loop */
+#define GI_TENSOR_AS_BYTES(S, D)                                                                        \
+	case (S) * GI_DT__COUNT + (D):                                                                  \
+		gi_tensor_run(t, in, out, bitmap, div_payload, w, nw, (S), (D), 0);                     \
+		return;
 #define GI_TENSOR_AS_REAL(S)                                                                            \
 	GI_TENSOR_AS(S, GI_DT_F32) GI_TENSOR_AS(S, GI_DT_F16) GI_TENSOR_AS(S, GI_DT_BF16)
-	if (GI_SPECIALIZE) {
+	switch (t->sample * GI_DT__COUNT + t->dtype) { /* the GPU's forms (and the host's) */
+		GI_TENSOR_AS(GI_TS_CI16, GI_DT_CF32)
+		GI_TENSOR_AS(GI_TS_CI16, GI_DT_CF16)
+		GI_TENSOR_AS_BYTES(GI_TS_RAW10, GI_DT_U16)
+		GI_TENSOR_AS_BYTES(GI_TS_RAW12, GI_DT_U16)
+	}
+	if (all) {
 		switch (t->sample * GI_DT__COUNT + t->dtype) {
 			GI_TENSOR_AS_REAL(GI_TS_U8)
 			GI_TENSOR_AS(GI_TS_U8, GI_DT_U8)
@@ -429,17 +444,22 @@ GI_HD static inline void gi_tensor_convert(const struct gi_tensor_rt *t, const u
 			GI_TENSOR_AS(GI_TS_CI8, GI_DT_CF32)
 			GI_TENSOR_AS(GI_TS_CI8, GI_DT_CF16)
 			GI_TENSOR_AS(GI_TS_CI16, GI_DT_I16)
-			GI_TENSOR_AS(GI_TS_CI16, GI_DT_CF32)
-			GI_TENSOR_AS(GI_TS_CI16, GI_DT_CF16)
 			GI_TENSOR_AS_REAL(GI_TS_RAW10)
-			GI_TENSOR_AS(GI_TS_RAW10, GI_DT_U16)
 			GI_TENSOR_AS_REAL(GI_TS_RAW12)
-			GI_TENSOR_AS(GI_TS_RAW12, GI_DT_U16)
 		}
 	}
 #undef GI_TENSOR_AS_REAL
+#undef GI_TENSOR_AS_BYTES
 #undef GI_TENSOR_AS
 	gi_tensor_run(t, in, out, bitmap, div_payload, w, nw, t->sample, t->dtype, t->big);
+}
+
+/* The executor's conversion: every form its own loop on the host, the GPU's few on the GPU (above). */
+GI_HD static inline void gi_tensor_convert(const struct gi_tensor_rt *t, const uint8_t *in, uint8_t *out,
+					   const uint64_t *bitmap, const struct gi_div *div_payload, uint32_t w,
+					   uint32_t nw)
+{
+	gi_tensor_convert_as(t, in, out, bitmap, div_payload, w, nw, GI_SPECIALIZE);
 }
 
 GI_EXTERN_C_END

@@ -10,10 +10,11 @@
  * MISSING keep, as the executor does, stream_publish.h); WORKERS: how many
  * workers share the frame (the GPU's threads), run one after another.
  *
- * The frame is converted twice: by gi_tensor_convert (the host's loop,
- * specialized per sample -> type) and by gi_tensor_run with the types as
- * variables (the GPU's one generic loop); the two must agree byte for
- * byte (exit 3 if not), so NumPy holds both forms.
+ * The frame is converted three ways: by gi_tensor_convert (the host's
+ * loops, one per sample -> type), by gi_tensor_convert_as(..., 0) (the
+ * GPU's: its few forms specialized, the generic loop for the rest) and by
+ * gi_tensor_run with the types as variables (the generic loop alone); all
+ * must agree byte for byte (exit 3 if not), so NumPy holds every form.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,21 +54,26 @@ int main(int argc, char **argv)
 	struct gi_div div;
 	gi_div_init(&div, payload);
 	const uint64_t *bm = *present && t.missing != GI_TM_KEEP ? bitmap : NULL;
-	uint8_t *gen = calloc(1, t.bytes + 1);
-	if (!gen)
+	uint8_t *gen = calloc(1, t.bytes + 1), *gpu = calloc(1, t.bytes + 1);
+	if (!gen || !gpu)
 		return 2;
 	/* volatile: the compiler cannot fold the generic loop back into a specialized one */
 	volatile uint32_t sample = t.sample, dtype = t.dtype, big = t.big;
 	for (uint32_t w = 0; w < workers; w++) {
 		gi_tensor_convert(&t, in, out, bm, &div, w, workers);
+		gi_tensor_convert_as(&t, in, gpu, bm, &div, w, workers, 0);
 		gi_tensor_run(&t, in, gen, bm, &div, w, workers, sample, dtype, big);
 	}
-	if (memcmp(out, gen, t.bytes) != 0) {
+	const struct { const uint8_t *got; const char *what; } forms[] = {
+		{ gpu, "the GPU's selection of forms" }, { gen, "the generic loop" } };
+	for (int k = 0; k < 2; k++) {
+		if (memcmp(out, forms[k].got, t.bytes) == 0)
+			continue;
 		size_t at = 0;
-		while (out[at] == gen[at])
+		while (out[at] == forms[k].got[at])
 			at++;
-		fprintf(stderr, "tensor_convert: the generic loop (the GPU's) differs from the specialized one (the "
-				"host's) at byte %zu: 0x%02x vs 0x%02x\n", at, gen[at], out[at]);
+		fprintf(stderr, "tensor_convert: %s differs from the host's specialized loops at byte %zu: 0x%02x vs "
+				"0x%02x\n", forms[k].what, at, forms[k].got[at], out[at]);
 		return 3;
 	}
 	if (fwrite(out, 1, t.bytes, stdout) != t.bytes)
@@ -75,6 +81,7 @@ int main(int argc, char **argv)
 	free(in);
 	free(out);
 	free(gen);
+	free(gpu);
 	free(bitmap);
 	return 0;
 }
