@@ -147,8 +147,9 @@
  * GI_SPECIALIZE: 1 where a body may be compiled once per constant argument
  * (the host, whose loops the compiler then strips of their per-item
  * switches); 0 on the GPU, where a warp takes such a switch uniformly and
- * code size is what costs (kernels/tensor.h: its 35 forms made ptxas's
- * part of the CUDA build several times longer).  GI_INLINE forces inlining,
+ * code size is what costs: there a body specializes only its few common
+ * forms (kernels/tensor.h: all 35 of its forms made ptxas's part of the
+ * CUDA build several times longer).  GI_INLINE forces inlining,
  * which that specialization needs; GI_NOINLINE keeps a body out of line.
  */
 #if defined(__CUDA_ARCH__) && !defined(GI_CUDA_EMU)
