@@ -238,8 +238,10 @@ def parse_ptx(ptx, entry="k_persistent"):
     keys = sorted(strs)
     names = dict(zip(keys, demangle([strs[k] for k in keys]))) if keys else {}
     start = re.search(r"\.entry\s+%s\(" % re.escape(entry), ptx).start()
-    end = ptx.find(".entry ", start + 10)
-    body = ptx[start:end if end > 0 else len(ptx)]
+    # the entry's own body: up to the next entry or out-of-line function (GI_NOINLINE bodies, such as the
+    # tensor step's, are .func definitions of their own, not part of the path counted here)
+    nxt = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?(?:\.entry|\.func)\s", re.M).search(ptx, start + 10)
+    body = ptx[start:nxt.start() if nxt else len(ptx)]
     cur = (None, 0, entry)
     insns = []
     for line in body.splitlines():
