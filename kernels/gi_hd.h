@@ -254,18 +254,18 @@ GI_HD static inline void gi_atomic_min_nz_u64(uint64_t *p, uint64_t v)
 }
 #define GI_ATOMIC_MAX_U64(p, v) atomicMax((unsigned long long *)(p), (unsigned long long)(v))
 #else
+/* the host: one writer per stream (its group's worker), so a relaxed load and store, no locked
+ * read-modify-write per packet (the rule of GI_COUNTER_ADD above) */
 GI_HD static inline void gi_atomic_min_nz_u64(uint64_t *p, uint64_t v)
 {
 	uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-	while ((old == 0 || v < old) &&
-	       !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
+	if (old == 0 || v < old)
+		__atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 GI_HD static inline void gi_atomic_max_u64_host(uint64_t *p, uint64_t v)
 {
-	uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-	while (v > old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
+	if (v > __atomic_load_n(p, __ATOMIC_RELAXED))
+		__atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 #define GI_ATOMIC_MAX_U64(p, v) gi_atomic_max_u64_host((uint64_t *)(p), (uint64_t)(v))
 #endif
