@@ -28,8 +28,12 @@ run_case impaired "" --frames 150 --rate 40000 --seed 7 \
 echo "=== sigterm under load"
 write_config "$T/load.yaml" "$DEV" s0:5000:32:512 s1:5001:32:512
 start_memif_case "$T/load.yaml" --streams 2 --dst-port 5000 --packets-per-frame 32 --payload 512 --frames 0 \
-  --duration 10 --rate 0 --start-delay-ms 1000 -- s0 s1
-wait_delivered 20000
+  --duration 40 --rate 0 --start-delay-ms 1000 -- s0 s1
+# Under load means the simulator is still sending when SIGTERM comes: wait
+# for some traffic (not a rate: a TSan build carries a few thousand packets
+# a second), then check the simulator has not finished.
+wait_delivered 5000
+kill -0 "$SIM_PID" 2>/dev/null || fail "the simulator finished before SIGTERM: not under load"
 stop_daemon
 wait_consumers || fail "a frame consumer reported mismatches after SIGTERM under load"
 kill -INT "$SIM_PID" 2>/dev/null || true
