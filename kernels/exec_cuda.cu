@@ -17,6 +17,9 @@
  *
  * A CTA's threads, per batch (a __syncthreads() between steps):
  *   stage       all threads copy the slot's descriptors into shared memory
+ *               (persistent: all but thread 0, which reads ahead the next
+ *               ring's doorbell meanwhile; nothing, when the last batch's
+ *               end staged this one)
  *   1  parse    a thread per packet; 1b: a thread per rocev2 ICRC (slice-by-8)
  *   2a run      a thread per packet: its place if its stream's packets are
  *               one in-order run (two passes: place, then link; with one
@@ -30,10 +33,14 @@
  *   4  commit   a thread per stream: final frames become visible
  *   (2-4 again while a stream stalled on a busy slot)
  *   end         thread 0: batch counters, then every thread mirrors them and
- *               the group's stream counters, then thread 0 hands the slot
- *               back (fence, tail)
+ *               the group's stream counters (persistent, and the read-ahead
+ *               saw another batch: the others stage it meanwhile, thread 0
+ *               reads ahead again), then thread 0 hands the slot back (fence,
+ *               tail), or — the next batch staged — the next batch's last
+ *               thread does, beside its parse
  * Thread 0 alone polls the doorbells between batches; the others wait at
- * the barrier, so an idle CTA costs one thread's polling.
+ * the barrier, so an idle CTA costs one thread's polling.  Under load the
+ * poll reads nothing: the read-ahead or the staged batch answers it.
  *
  * Modes (executor_cuda.c picks one):
  *   persistent  k_persistent: each CTA polls its group's rings until every
@@ -81,6 +88,17 @@ struct gi_cta_ctl {
 	uint64_t pass_head; /* k_pass: that ring's head when the pass reached it, or GI_PASS_UNREAD */
 	uint64_t t_done;    /* step timing: when the last batch was handed back (0: none yet) */
 	uint64_t t_mark;    /* ... when the step in progress began */
+	uint32_t pf_valid;  /* read ahead (gi_cta_read_ahead): ring pf_ring's head, acquired */
+	uint32_t pf_ring;
+	uint64_t pf_head;
+	uint32_t pf_paused_valid; /* ... and `paused` then (used once) */
+	uint32_t pf_paused;
+	uint32_t pre_valid; /* staged ahead (gi_cta_end): slot pre_idx of ring pre_ring */
+	uint32_t pre_ring;
+	uint64_t pre_idx;
+	uint32_t done_pending; /* batch done_idx of ring done_ring is served but not handed back (gi_cta_complete) */
+	uint32_t done_ring;
+	uint64_t done_idx;
 };
 #define GI_PASS_UNREAD UINT64_MAX
 GI_STATIC_ASSERT(sizeof(struct gi_cta_ctl) <= GI_CUDA_SMEM_CTL, "CTA control fits its shared-memory slot");
@@ -144,6 +162,10 @@ __device__ static void gi_cta_init(const struct gi_cuda_args &a, uint8_t *smem)
 		cc->pass_ring = 0;
 		cc->pass_head = GI_PASS_UNREAD;
 		cc->t_done = 0;
+		cc->pf_valid = 0;
+		cc->pf_paused_valid = 0;
+		cc->pre_valid = 0;
+		cc->done_pending = 0;
 	}
 	/* the counters from where the group's last kernel left them (a launch-mode pass, k_tick) */
 	const uint64_t *src = (const uint64_t *)&a.ctr[blockIdx.x];
@@ -272,50 +294,88 @@ __device__ static void gi_cta_scan_starts(struct gi_batch_hdr *h, uint32_t max_p
 #include "trip_body.h"
 
 /*
- * Every thread: one batch (cc->ring, cc->idx, cc->now, set by thread 0
- * before a barrier): staged, through the trip, then the slot goes back to
- * the rx lcore.  The caller has acquired a head > idx in thread 0 and
- * passed a barrier since, which carries that ordering to every thread.
+ * Thread 0 of a persistent CTA, while the other threads stage a batch:
+ * read ahead what a poll reads first, the head of ring r (acquired: a load
+ * and a system fence), and `paused`.  Under load the batch after next is
+ * already there: the batch's end then stages it (gi_cta_serve), and no
+ * poll waits on a doorbell of its own.  The read waits on host memory as
+ * long as the stage beside it does.
  */
-__device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
+__device__ static void gi_cta_read_ahead(const struct gi_cuda_args &a, struct gi_cta_ctl *cc, uint32_t r)
+{
+	cc->pf_paused = GI_LOAD_RELAXED_U32(&a.ctl->paused);
+	cc->pf_paused_valid = 1;
+	cc->pf_head = GI_LOAD_ACQUIRE_U64(&a.rings[r].ring->head);
+	cc->pf_ring = r;
+	cc->pf_valid = 1;
+}
+
+/*
+ * Every thread: slot idx of ring r into staging buffer stg, thread 0 (when
+ * `ahead`) reading ahead ring `next` meanwhile.  Returns n_pkts in the
+ * stage's worker 0 (thread `ahead`), 0 elsewhere.
+ */
+__device__ static uint32_t gi_cta_stage(const struct gi_cuda_args &a, struct gi_cta_ctl *cc, struct gi_batch_slot *stg,
+					uint32_t r, uint64_t idx, uint32_t ahead, uint32_t next)
+{
+	const struct gi_cuda_ring &cr = a.rings[r];
+	const struct gi_batch_slot *src = (const struct gi_batch_slot *)((const uint8_t *)cr.ring +
+									   sizeof(struct gi_batch_ring) +
+									   (idx & (cr.size - 1)) * (uint64_t)cr.stride);
+	if (ahead && threadIdx.x == 0) {
+		gi_cta_read_ahead(a, cc, next);
+		return 0;
+	}
+	return gi_slot_stage(stg, src, cr.stride, cr.max_pkts, threadIdx.x - ahead, blockDim.x - ahead);
+}
+
+/*
+ * One thread: hand the served slot back.  One system fence for the
+ * batch's end (every thread's reads and writes before the last barrier,
+ * cumulatively): the tail that hands the slot back, then the streams'
+ * next_frame, both after it and so after the frames' even seq words
+ * (gi_stream_make_visible, late_next).  The tail's store is the release
+ * (the emulation's ThreadSanitizer sees no stand-alone fence).
+ */
+__device__ static void gi_cta_complete(const struct gi_cuda_args &a, uint32_t ri, uint64_t idx)
+{
+	const struct gi_cuda_group &grp = a.groups[blockIdx.x];
+
+	gi_ring_complete(a.rings[ri].ring, idx);
+	for (uint32_t k = 0; k < grp.n_streams; k++)
+		gi_stream_publish_next(&a.state->ctx.streams[a.group_streams[grp.first_stream + k]], 1);
+}
+
+/*
+ * Every thread: the batch's end (gi_cta_serve).  Counters, the next batch
+ * staged if the read-ahead saw it, the counter mirrors, then the slot
+ * back.  What it needs it reads anew from cc (shared memory), not from
+ * registers kept across the trip.
+ */
+__device__ static void gi_cta_end(const struct gi_cuda_args &a, uint8_t *smem, uint32_t ahead,
+				  struct gi_cta_trip_be *be)
 {
 	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
-	const uint32_t tid = threadIdx.x, nt = blockDim.x, g = blockIdx.x;
-	const uint32_t ri = cc->ring;
-	const uint64_t idx = cc->idx, now = cc->now;
-	const struct gi_cuda_ring cr = a.rings[ri];
+	const uint32_t tid = threadIdx.x, g = blockIdx.x;
 	const struct gi_cuda_group &grp = a.groups[g];
-	struct gi_exec_ctx *ctx = &a.state->ctx;
-	struct gi_batch_slot *stg = (struct gi_batch_slot *)(smem + a.slot_off);
-	struct gi_batch_hdr *h = (struct gi_batch_hdr *)(smem + a.scratch_off);
-	struct gi_batch_slot *src = (struct gi_batch_slot *)((uint8_t *)cr.ring + sizeof(struct gi_batch_ring) +
-							     (idx & (cr.size - 1)) * (uint64_t)cr.stride);
 	struct gi_exec_counters *const ctr = gi_cta_ctr(smem);
-	struct gi_cta_trip_be be = { .cc = cc, .ctr = ctr, .clock_offset_ns = a.clock_offset_ns,
-				     .timing = a.timing && tid == 0, .lanes = grp.lanes, .chunks = grp.chunks };
-
-	if (be.timing) {
-		ctr->step_ns[GI_STEP_POLL] += cc->t_done && now > cc->t_done ? now - cc->t_done : 0;
-		cc->t_mark = now;
-	}
-	const uint32_t n0 = gi_slot_stage(stg, src, cr.stride, cr.max_pkts, tid, nt); /* thread 0's: n_pkts */
-	if (tid == 0)
-		gi_batch_begin(h, n0);
-	__syncthreads();
-	gi_cta_mark(&be, GI_STEP_STAGE);
-	struct gi_trip t = { .ctx = ctx, .slot = stg, .h = h, .streams = &a.group_streams[grp.first_stream],
-			     .n_streams = grp.n_streams, .owner = g, .max_pkts = cr.max_pkts, .split = cr.split,
-			     .t8 = (const uint32_t *)(smem + GI_CUDA_SMEM_TAB), .now = now, .icrc_inline = 0,
-			     .late_next = 1 };
-	gi_cta_trip(&t, &be);
 
 	if (tid == 0) {
-		uint64_t t1 = gi_dev_now(a.clock_offset_ns);
-		gi_batch_end(h, ctr);
+		const uint32_t ri = cc->ring;
+		const uint64_t idx = cc->idx, now = cc->now, t1 = gi_dev_now(a.clock_offset_ns);
+		const struct gi_batch_slot *stg = (const struct gi_batch_slot *)(smem + a.slot_off);
+		gi_batch_end((struct gi_batch_hdr *)(smem + a.scratch_off), ctr);
 		gi_hist_observe(&ctr->batch_latency, t1 > stg->t_publish_ns ? t1 - stg->t_publish_ns : 0);
 		gi_hist_observe(&ctr->batch_service, t1 - now);
 		GI_COUNTER_ADD(&ctr->busy_ns, t1 - now);
 		GI_COUNTER_ADD(&ctr->loops, 1);
+		/* the next batch, if the read-ahead saw it: the ring the next poll looks at first, its
+		 * slot at that ring's tail once this batch is done */
+		const uint32_t rn = grp.first_ring + cc->rr;
+		const uint64_t next = rn == ri ? idx + 1 : a.rings[rn].tail;
+		cc->pre_valid = ahead && cc->pf_valid && cc->pf_ring == rn && (int64_t)(cc->pf_head - next) > 0;
+		cc->pre_ring = rn;
+		cc->pre_idx = next;
 	}
 	__syncthreads();
 	/* the group's executor and stream counters reach the host before the
@@ -324,25 +384,99 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem)
 	 * flight behind (kernels/README.md, counter mirrors) */
 	gi_mirror_streams(a, g);
 	gi_mirror_ctr(a, g, ctr);
+	/* the next batch, beside the mirror's stores, into the staging buffer (the trip is done
+	 * with this batch's descriptors: thread 0 read the last, t_publish_ns, before the
+	 * barrier); thread 0 reads ahead the one after */
+	if (cc->pre_valid)
+		gi_cta_stage(a, cc, (struct gi_batch_slot *)(smem + a.slot_off), cc->pre_ring, cc->pre_idx, ahead,
+			     grp.first_ring + (tid == 0 ? (cc->rr + 1) % grp.n_rings : 0));
 	__syncthreads();
 	if (tid == 0) {
-		/* one system fence for the batch's end (every thread's reads and writes, via the barrier):
-		 * the tail that hands the slot back, then the streams' next_frame, both after it and so
-		 * after the frames' even seq words (gi_stream_make_visible, late_next).  The tail's
-		 * store is the release (the emulation's ThreadSanitizer sees no stand-alone fence) */
-		gi_ring_complete(cr.ring, idx);
-		for (uint32_t k = 0; k < grp.n_streams; k++)
-			gi_stream_publish_next(&ctx->streams[a.group_streams[grp.first_stream + k]], 1);
-		a.rings[ri].tail = idx + 1;
+		/* the slot back now, or (the next batch staged) by the next batch's last thread
+		 * while the others parse it: its fence then waits beside their work (gi_cta_serve),
+		 * or, should the CTA do anything else first, by the poll (gi_cta_poll) */
+		const uint32_t ri = cc->ring;
+		const uint64_t idx = cc->idx;
+		if (cc->pre_valid) {
+			cc->done_pending = 1;
+			cc->done_ring = ri;
+			cc->done_idx = idx;
+		} else {
+			gi_cta_complete(a, ri, idx);
+		}
+		a.rings[ri].tail = idx + 1; /* the CTA's own: served up to here */
 		cc->dirty = 1;
 		cc->empty = 0;
 		cc->sleep_ns = GI_IDLE_MIN_SLEEP_NS;
 	}
-	gi_cta_mark(&be, GI_STEP_END);
-	if (be.timing) { /* mirrored with the next batch's counters (or the idle mirror) */
+	gi_cta_mark(be, GI_STEP_END);
+	if (be->timing) { /* mirrored with the next batch's counters (or the idle mirror) */
 		ctr->step_batches++;
 		cc->t_done = cc->t_mark;
 	}
+}
+
+/*
+ * Every thread: one batch (cc->ring, cc->idx, cc->now, set by thread 0
+ * before a barrier): staged, through the trip, then the slot goes back to
+ * the rx lcore (gi_cta_end).  The caller has acquired a head > idx in
+ * thread 0 and passed a barrier since, which carries that ordering to
+ * every thread.
+ *
+ * ahead (persistent CTAs of more than one thread): while the others stage,
+ * thread 0 reads ahead the ring the next poll looks at first; when that
+ * shows a batch after this one, the end stages it (thread 0 reading
+ * ahead again) before this slot goes back, and the next batch's last
+ * thread hands this slot back while the others parse: under load a batch
+ * waits on host memory once, beside other work, not three times in a row
+ * (doorbell, stage, the hand-back's fence).  A batch found staged starts
+ * at parse.
+ */
+__device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem, uint32_t ahead)
+{
+	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
+	const uint32_t tid = threadIdx.x, g = blockIdx.x;
+	const uint32_t ri = cc->ring;
+	const uint64_t idx = cc->idx;
+	const struct gi_cuda_group &grp = a.groups[g];
+	const uint32_t pre = cc->pre_valid && cc->pre_ring == ri && cc->pre_idx == idx; /* staged by the last batch's end */
+	struct gi_batch_slot *stg = (struct gi_batch_slot *)(smem + a.slot_off);
+	struct gi_batch_hdr *h = (struct gi_batch_hdr *)(smem + a.scratch_off);
+	struct gi_exec_counters *const ctr = gi_cta_ctr(smem);
+	struct gi_cta_trip_be be = { .cc = cc, .ctr = ctr, .clock_offset_ns = a.clock_offset_ns,
+				     .timing = a.timing && tid == 0, .lanes = grp.lanes, .chunks = grp.chunks };
+
+	if (be.timing) {
+		ctr->step_ns[GI_STEP_POLL] += cc->t_done && cc->now > cc->t_done ? cc->now - cc->t_done : 0;
+		cc->t_mark = cc->now;
+	}
+	if (pre) {
+		if (tid == 0)
+			gi_batch_begin(h, stg->n_pkts); /* clamped when staged */
+	} else {
+		/* the ring the next poll looks at first (cc->rr: thread 0's, as it moved it) */
+		const uint32_t n0 = gi_cta_stage(a, cc, stg, ri, idx, ahead, grp.first_ring + (tid == 0 ? cc->rr : 0));
+		if (tid == ahead)
+			gi_batch_begin(h, n0);
+	}
+	__syncthreads();
+	if (tid == 0) { /* every thread has read pre_* (above) */
+		cc->pre_valid = 0;
+		ctr->staged_ahead += pre;
+	}
+	gi_cta_mark(&be, GI_STEP_STAGE);
+	/* the last batch's slot back (gi_cta_end), beside this one's parse (cc->done_*: thread 0's
+	 * before the barriers since; thread 0 reads done_pending again only in the next poll) */
+	if (tid == blockDim.x - 1 && cc->done_pending) {
+		gi_cta_complete(a, cc->done_ring, cc->done_idx);
+		cc->done_pending = 0;
+	}
+	struct gi_trip t = { .ctx = &a.state->ctx, .slot = stg, .h = h, .streams = &a.group_streams[grp.first_stream],
+			     .n_streams = grp.n_streams, .owner = g, .max_pkts = a.rings[ri].max_pkts,
+			     .split = a.rings[ri].split, .t8 = (const uint32_t *)(smem + GI_CUDA_SMEM_TAB), .now = cc->now,
+			     .icrc_inline = 0, .late_next = 1 };
+	gi_cta_trip(&t, &be);
+	gi_cta_end(a, smem, ahead, &be);
 }
 
 /* Every thread: timeouts (or the final flush) of the group's streams, then mirror everything (ctr: the counters). */
@@ -362,6 +496,19 @@ __device__ static void gi_cta_tick(const struct gi_cuda_args &a, uint64_t now, u
 	gi_mirror_ctr(a, blockIdx.x, ctr);
 }
 
+/* Thread 0: serve the k-th of the group's rings from the round-robin start; the next start is the one after. */
+__device__ static void gi_cta_take(const struct gi_cuda_args &a, struct gi_cta_ctl *cc, uint32_t k)
+{
+	const struct gi_cuda_group &grp = a.groups[blockIdx.x];
+	const uint32_t r = grp.first_ring + (cc->rr + k) % grp.n_rings;
+
+	cc->action = GI_ACT_SERVE;
+	cc->ticked = 0;
+	cc->ring = r;
+	cc->idx = a.rings[r].tail;
+	cc->rr = (cc->rr + k + 1) % grp.n_rings;
+}
+
 /*
  * Thread 0 of a persistent CTA: wait for the next thing to do.  Reads each
  * ring's head; only when none has work, each ring's stop word, then (after
@@ -376,10 +523,39 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 	struct gi_exec_counters *ctr = gi_cta_ctr((uint8_t *)cc);
 
 	for (;;) {
-		uint32_t all_stopped = 1, found = grp.n_rings;
-		/* busy: one PCIe round trip per batch, the doorbell, with `paused`
-		 * read in the same trip (before the doorbell's fence, not after it) */
-		uint32_t paused = GI_LOAD_RELAXED_U32(&a.ctl->paused);
+		/* the batch just served is not handed back yet (gi_cta_end): when the next one is staged
+		 * and nothing else is due, serve it, which hands the last one back beside its parse;
+		 * otherwise hand it back now, before anything else */
+		if (cc->done_pending) {
+			const uint32_t r0 = grp.first_ring + cc->rr;
+			const uint64_t now = gi_dev_now(a.clock_offset_ns);
+			if (cc->pre_valid && cc->pre_ring == r0 && cc->pre_idx == a.rings[r0].tail && cc->pf_paused_valid &&
+			    cc->pf_paused == GI_EXEC_RUN && !(now >= cc->next_tick && !cc->ticked)) {
+				cc->pf_paused_valid = 0;
+				cc->now = now;
+				gi_cta_take(a, cc, 0);
+				return;
+			}
+			gi_cta_complete(a, cc->done_ring, cc->done_idx);
+			cc->done_pending = 0;
+		}
+		uint32_t all_stopped = 1, found = grp.n_rings, paused;
+		/* under load the batch is known already: staged by the last batch's end,
+		 * or seen by the read-ahead beside its stage (used once) */
+		if (grp.n_rings) {
+			const uint32_t r0 = grp.first_ring + cc->rr;
+			if (cc->pre_valid && cc->pre_ring == r0 && cc->pre_idx == a.rings[r0].tail) {
+				found = 0;
+			} else if (cc->pf_valid && cc->pf_ring == r0 && cc->pf_head != a.rings[r0].tail) {
+				found = 0;
+				cc->pf_valid = 0;
+			}
+		}
+		/* `paused` as read ahead with it, else in the same PCIe round trip as
+		 * the first doorbell (before its fence, not after it) */
+		paused = cc->pf_paused_valid ? cc->pf_paused : GI_LOAD_RELAXED_U32(&a.ctl->paused);
+		cc->pf_paused_valid = 0;
+		/* otherwise one round trip per ring, the doorbell */
 		for (uint32_t k = 0; k < grp.n_rings && found == grp.n_rings; k++) {
 			uint32_t r = grp.first_ring + (cc->rr + k) % grp.n_rings;
 			if (GI_LOAD_ACQUIRE_U64(&a.rings[r].ring->head) != a.rings[r].tail)
@@ -413,12 +589,7 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 			return;
 		}
 		if (paused == GI_EXEC_RUN && found < grp.n_rings) {
-			uint32_t r = grp.first_ring + (cc->rr + found) % grp.n_rings;
-			cc->action = GI_ACT_SERVE;
-			cc->ticked = 0;
-			cc->ring = r;
-			cc->idx = a.rings[r].tail;
-			cc->rr = (cc->rr + found + 1) % grp.n_rings;
+			gi_cta_take(a, cc, found);
 			return;
 		}
 		/* progress only for a pass that looked at every ring with nothing left
@@ -511,7 +682,7 @@ __device__ static void gi_cta_run(const struct gi_cuda_args &a, uint8_t *smem)
 		__syncthreads();
 		const uint32_t act = cc->action;
 		if (act == GI_ACT_SERVE) {
-			gi_cta_serve(a, smem);
+			gi_cta_serve(a, smem, !PASS && blockDim.x > 1);
 		} else if (act == GI_ACT_TICK) {
 			gi_cta_tick(a, cc->now, 0, gi_cta_ctr(smem));
 		} else if (act == GI_ACT_MIRROR) {

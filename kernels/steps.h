@@ -7,11 +7,13 @@
  * The order is the trip's (kernels/exec_cuda.cu, gi_cta_serve): a step
  * that runs more than once per batch (a stalled stream's extra round)
  * adds each time.  POLL is the time between the end of the previous batch
- * and the start of this one: under load the doorbell load and the
- * decision, when idle the wait as well; in launch mode it is 0 (each
- * launch starts with fresh shared memory, and the launch's own cost is
- * the host's to see).  Plain C: nvcc, the host and
- * tools include it.
+ * and the start of this one: the decision (under load no doorbell load:
+ * the read-ahead answers it), when idle the doorbell loads and the wait;
+ * in launch mode it is 0 (each launch starts with fresh shared memory, and
+ * the launch's own cost is the host's to see).  A persistent CTA under
+ * load stages the next batch in the previous one's END (STAGE is then
+ * ~0) and hands a slot back during the next batch's PARSE (exec_cuda.cu,
+ * gi_cta_serve).  Plain C: nvcc, the host and tools include it.
  */
 #ifndef GI_STEPS_H
 #define GI_STEPS_H

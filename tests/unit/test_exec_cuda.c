@@ -432,7 +432,7 @@ static void test_modes_and_bad_mode(void **state)
  * mapped pinned memory, a producer on this thread; frames and counters
  * must equal the host reference (time stamps aside).
  */
-static void run_gpu(enum gi_exec_mode mode, int split)
+static void run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings)
 {
 	struct traffic *t = make_traffic();
 	struct exec_fixture ref, gw;
@@ -455,40 +455,57 @@ static void run_gpu(enum gi_exec_mode mode, int split)
 	memcpy(bufs + MAXPKTS, t->seg0, per);
 	memcpy(bufs + 2 * MAXPKTS, t->seg1, per);
 
+	/* one group of n_rings rings, batch k on ring k % n_rings */
 	uint64_t rb = gi_ring_bytes(4, MAXB, (uint32_t)split);
-	struct gi_batch_ring *ring = aligned_alloc(4096, GI_ALIGN_UP(rb, 4096));
-	memset(ring, 0, rb);
-	gi_ring_init(ring, 4, MAXB, (uint32_t)split);
+	struct gi_batch_ring *rings[2];
+	for (uint32_t r = 0; r < n_rings; r++) {
+		rings[r] = aligned_alloc(4096, GI_ALIGN_UP(rb, 4096));
+		memset(rings[r], 0, rb);
+		gi_ring_init(rings[r], 4, MAXB, (uint32_t)split);
+	}
 
 	char err[256] = "";
 	struct gi_executor *ex = NULL;
-	struct gi_executor_conf c = conf_for(&gw, GI_BACKEND_CUDA, mode, &ring, 1);
+	struct gi_executor_conf c = conf_for(&gw, GI_BACKEND_CUDA, mode, rings, n_rings);
 	int rc = gi_executor_create(&c, &ex, err, sizeof(err));
 	if (rc < 0)
 		fail_msg("%s", err);
 	printf("# %s\n", gi_executor_why(ex));
 	assert_string_equal(gi_executor_name(ex), "cuda");
-	assert_int_equal(gi_executor_start(ex), 0);
 
-	uint64_t head = 0, now = 1000;
-	for (uint32_t from = 0; from < t->n; from += MAXB, head++) {
+	/* the rings full before the kernel starts (every batch fits: served in
+	 * batch order, round robin): a persistent CTA's first batch reads ahead
+	 * the next ring's head and each batch's end stages the next batch */
+	uint64_t head[2] = { 0, 0 }, batches = 0, now = 1000;
+	int started = 0;
+	for (uint32_t from = 0; from < t->n; from += MAXB, batches++) {
 		uint32_t n = GI_MIN((uint32_t)MAXB, t->n - from);
+		struct gi_batch_ring *ring = rings[batches % n_rings];
+		uint64_t *hd = &head[batches % n_rings];
+		if (!started && !gi_ring_has_room(ring, *hd)) {
+			assert_int_equal(gi_executor_start(ex), 0);
+			started = 1;
+		}
 		uint64_t deadline = gi_now_ns() + 60000000000ull;
-		while (!gi_ring_has_room(ring, head))
+		while (!gi_ring_has_room(ring, *hd))
 			if (gi_now_ns() > deadline)
-				fail_msg("the GPU did not consume slot %llu within 60 s", (unsigned long long)(head - 4));
-		struct gi_batch_slot *slot = gi_ring_slot(ring, head);
+				fail_msg("the GPU did not consume slot %llu within 60 s", (unsigned long long)(*hd - 4));
+		struct gi_batch_slot *slot = gi_ring_slot(ring, *hd);
 		fill_slot(slot, t, from, n, split, dbufs, dbufs + MAXPKTS, dbufs + 2 * MAXPKTS);
-		slot->batch_seq = head;
+		slot->batch_seq = *hd;
 		slot->t_publish_ns = gi_now_ns();
-		gi_ring_publish(ring, head);
+		gi_ring_publish(ring, (*hd)++);
 	}
+	assert_true(n_rings == 1 || !started); /* two rings: all prefilled, so the order is the batches' */
+	if (!started)
+		assert_int_equal(gi_executor_start(ex), 0);
 	/* a bound, not a timing: the emulation under ThreadSanitizer and its stress
 	 * switch (setup.sh) drains in seconds what a GPU drains in microseconds */
 	rc = gi_executor_stop(ex, 60000000000ull);
 	if (rc < 0)
 		fail_msg("stop: %d %s", rc, gi_executor_last_error(ex));
-	assert_int_equal(GI_LOAD_RELAXED_U64(&ring->tail), head);
+	for (uint32_t r = 0; r < n_rings; r++)
+		assert_int_equal(GI_LOAD_RELAXED_U64(&rings[r]->tail), head[r]);
 	gi_executor_counters(ex, &gw.ctr);
 	gi_executor_destroy(ex);
 
@@ -505,8 +522,16 @@ static void run_gpu(enum gi_exec_mode mode, int split)
 	for (int s = 0; s < NSTREAMS; s++)
 		gi_stream_flush(&ref.st[s], now);
 	assert_same_world(&ref, &gw, 0);
-	assert_int_equal(gw.ctr.batches, head);
+	assert_int_equal(gw.ctr.batches, batches);
 	assert_true(gw.st[0].c.packets > 0);
+	/* batches 1..3 of the full ring were staged by their predecessors' ends
+	 * (later ones too, if the producer kept ahead); a launched pass never stages ahead */
+	printf("# %s, %u ring%s: %llu of %llu batches staged ahead\n", mode == GI_EXEC_LAUNCH ? "launch" : "persistent",
+	       n_rings, n_rings > 1 ? "s" : "", (unsigned long long)gw.ctr.staged_ahead, (unsigned long long)batches);
+	if (mode == GI_EXEC_LAUNCH)
+		assert_int_equal(gw.ctr.staged_ahead, 0);
+	else
+		assert_true(gw.ctr.staged_ahead >= GI_MIN(batches, 4 * n_rings) - 1);
 	/* the launcher (launch) or waker (persistent) thread saw the kernels move
 	 * next_frame and bumped the consumers' futex word, last for the final move */
 	int published = 0;
@@ -520,7 +545,8 @@ static void run_gpu(enum gi_exec_mode mode, int split)
 	assert_true(published > 0);
 
 	free(rr);
-	free(ring);
+	for (uint32_t r = 0; r < n_rings; r++)
+		free(rings[r]);
 	assert_int_equal(drv.mem_free_host(bufs), CUDA_SUCCESS);
 	gi_cuda_drv_close(&drv);
 	exf_fini(&ref);
@@ -604,8 +630,9 @@ static void test_gpu_persistent(void **state)
 	(void)state;
 	if (!have_gpu())
 		skip();
-	run_gpu(GI_EXEC_PERSISTENT, 0);
-	run_gpu(GI_EXEC_PERSISTENT, 1);
+	run_gpu(GI_EXEC_PERSISTENT, 0, 1);
+	run_gpu(GI_EXEC_PERSISTENT, 1, 1);
+	run_gpu(GI_EXEC_PERSISTENT, 0, 2); /* one CTA, two rings: round robin, the next ring staged ahead */
 }
 
 static void test_gpu_launch(void **state)
@@ -613,8 +640,8 @@ static void test_gpu_launch(void **state)
 	(void)state;
 	if (!have_gpu())
 		skip();
-	run_gpu(GI_EXEC_LAUNCH, 0);
-	run_gpu(GI_EXEC_LAUNCH, 1);
+	run_gpu(GI_EXEC_LAUNCH, 0, 1);
+	run_gpu(GI_EXEC_LAUNCH, 1, 1); /* (a pass serves each ring to its head in turn: not the batches' order) */
 }
 
 int main(void)
