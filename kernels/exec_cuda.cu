@@ -17,9 +17,9 @@
  *
  * A CTA's threads, per batch (a __syncthreads() between steps):
  *   stage       all threads copy the slot's descriptors into shared memory
- *               (persistent: all but thread 0, which reads ahead the next
- *               ring's doorbell meanwhile; nothing, when the last batch's
- *               end staged this one)
+ *               (persistent: all warps but the last, whose last thread
+ *               reads ahead the next ring's doorbell meanwhile; nothing,
+ *               when this batch was staged beside the last one's commit)
  *   1  parse    a thread per packet; 1b: a thread per rocev2 ICRC (slice-by-8)
  *   2a run      a thread per packet: its place if its stream's packets are
  *               one in-order run (two passes: place, then link; with one
@@ -31,13 +31,14 @@
  *               (gi_cuda_place_lanes, _batch): as many payloads at once as
  *               make the batch one round, each lane 4 chunks in flight
  *   4  commit   a thread per stream: final frames become visible
+ *               (persistent, and the read-ahead saw another batch: the
+ *               warps after the commit's stage it into the other buffer
+ *               meanwhile, the last thread reading ahead again)
  *   (2-4 again while a stream stalled on a busy slot)
  *   end         thread 0: batch counters, then every thread mirrors them and
- *               the group's stream counters (persistent, and the read-ahead
- *               saw another batch: the others stage it meanwhile, thread 0
- *               reads ahead again), then thread 0 hands the slot back (fence,
- *               tail), or — the next batch staged — the next batch's last
- *               thread does, beside its parse
+ *               the group's stream counters, then thread 0 hands the slot
+ *               back (fence, tail), or — the next batch staged — the next
+ *               batch's last thread does, beside its parse
  * Thread 0 alone polls the doorbells between batches; the others wait at
  * the barrier, so an idle CTA costs one thread's polling.  Under load the
  * poll reads nothing: the read-ahead or the staged batch answers it.
@@ -93,9 +94,11 @@ struct gi_cta_ctl {
 	uint64_t pf_head;
 	uint32_t pf_paused_valid; /* ... and `paused` then (used once) */
 	uint32_t pf_paused;
-	uint32_t pre_valid; /* staged ahead (gi_cta_end): slot pre_idx of ring pre_ring */
+	uint32_t pre_valid; /* staged ahead (gi_cta_beside_commit): slot pre_idx of ring pre_ring, in buffer pre_buf */
 	uint32_t pre_ring;
 	uint64_t pre_idx;
+	uint32_t pre_buf;
+	uint32_t cur_buf;   /* the staging buffer of the batch being served */
 	uint32_t done_pending; /* batch done_idx of ring done_ring is served but not handed back (gi_cta_complete) */
 	uint32_t done_ring;
 	uint64_t done_idx;
@@ -165,6 +168,7 @@ __device__ static void gi_cta_init(const struct gi_cuda_args &a, uint8_t *smem)
 		cc->pf_valid = 0;
 		cc->pf_paused_valid = 0;
 		cc->pre_valid = 0;
+		cc->cur_buf = 0;
 		cc->done_pending = 0;
 	}
 	/* the counters from where the group's last kernel left them (a launch-mode pass, k_tick) */
@@ -224,11 +228,72 @@ __device__ static void gi_cta_scan(struct gi_batch_hdr *h, uint32_t n, Pred pred
 }
 
 /*
+ * Staging ahead (persistent CTAs of two warps or more; kernels/README.md,
+ * ordering 2, 3 and 7).  The last thread reads ahead: while other threads
+ * stage a batch, it makes the acquire load of the head the next poll would
+ * read first (and reads `paused`).  When that shows a batch after the one
+ * being served, the warps the batch's commit leaves idle stage it into the
+ * other buffer beside the commit, the last thread reading ahead again; the
+ * batch's end then leaves its slot's hand-back (a system fence) to the
+ * next batch's last thread, beside that batch's parse; and the poll finds
+ * the next batch staged, reading nothing.  Under load a batch thus waits
+ * on host memory beside other work, not three times in a row (doorbell,
+ * stage, the hand-back's fence).  The reading-ahead thread's warp stages
+ * nothing: a warp runs its diverged paths one after the other, and a read
+ * ahead beside its own warp's stage would wait for both round trips.
+ */
+
+/* Staging buffer 0 or 1. */
+__device__ static inline struct gi_batch_slot *gi_cta_slot_buf(const struct gi_cuda_args &a, uint8_t *smem,
+								 uint32_t buf)
+{
+	return (struct gi_batch_slot *)(smem + (buf ? a.slot2_off : a.slot_off));
+}
+
+/* The last thread: the head of ring r (acquired: a load, then a system fence) and `paused`, both loads in flight at once. */
+__device__ static void gi_cta_read_ahead(const struct gi_cuda_args &a, struct gi_cta_ctl *cc, uint32_t r)
+{
+	const uint32_t paused = GI_LOAD_RELAXED_U32(&a.ctl->paused);
+	const uint64_t head = GI_LOAD_ACQUIRE_U64(&a.rings[r].ring->head);
+	cc->pf_paused = paused;
+	cc->pf_paused_valid = 1;
+	cc->pf_head = head;
+	cc->pf_ring = r;
+	cc->pf_valid = 1;
+}
+
+/*
+ * Every thread: slot idx of ring r into staging buffer stg by threads w0 ..
+ * (ahead: all but the last warp, whose last thread reads ahead ring `next`
+ * meanwhile; else all).  Returns n_pkts in the stage's first worker
+ * (thread w0), 0 elsewhere.
+ */
+__device__ static uint32_t gi_cta_stage(const struct gi_cuda_args &a, struct gi_cta_ctl *cc, struct gi_batch_slot *stg,
+					uint32_t r, uint64_t idx, uint32_t w0, uint32_t ahead, uint32_t next)
+{
+	const struct gi_cuda_ring &cr = a.rings[r];
+	const struct gi_batch_slot *src = (const struct gi_batch_slot *)((const uint8_t *)cr.ring +
+									   sizeof(struct gi_batch_ring) +
+									   (idx & (cr.size - 1)) * (uint64_t)cr.stride);
+	const uint32_t tid = threadIdx.x, end = blockDim.x - (ahead ? 32u : 0u);
+
+	if (ahead && tid == blockDim.x - 1) {
+		gi_cta_read_ahead(a, cc, next);
+		return 0;
+	}
+	if (tid < w0 || tid >= end)
+		return 0;
+	return gi_slot_stage(stg, src, cr.stride, cr.max_pkts, tid - w0, end - w0);
+}
+
+/*
  * The batch's trip (trip.h), the CTA's way: every thread is a worker of
  * every step (phase 3: warps of payloads, lanes of 16-byte chunks), a
  * barrier ends each step, and thread 0 times them (steps.h) when asked.
  */
 struct gi_cta_trip_be {
+	const struct gi_cuda_args *a;
+	uint8_t *smem;
 	struct gi_cta_ctl *cc;
 	struct gi_exec_counters *ctr; /* the CTA's copy (shared memory) */
 	int64_t clock_offset_ns;
@@ -244,6 +309,23 @@ __device__ static inline void gi_cta_mark(struct gi_cta_trip_be *be, uint32_t st
 		be->ctr->step_ns[step] += t - be->cc->t_mark;
 		be->cc->t_mark = t;
 	}
+}
+
+/*
+ * Every thread, beside the first round's commit (its workers are threads
+ * 0 .. n_streams - 1): the next batch, if gi_cta_serve decided so
+ * (cc->pre_*), by the warps after the commit's, into the other buffer;
+ * the last thread reads ahead the ring after it.
+ */
+__device__ static void gi_cta_beside_commit(const struct gi_trip *t, struct gi_cta_trip_be *be)
+{
+	struct gi_cta_ctl *cc = be->cc;
+	const struct gi_cuda_group &grp = be->a->groups[blockIdx.x];
+
+	if (t->h->round != 0 || !cc->pre_valid)
+		return;
+	gi_cta_stage(*be->a, cc, gi_cta_slot_buf(*be->a, be->smem, cc->pre_buf), cc->pre_ring, cc->pre_idx,
+		     GI_ALIGN_UP(t->n_streams, 32u), 1, grp.first_ring + (cc->rr + 1) % grp.n_rings);
 }
 
 /* One stream: every parsed record's rank and predecessor, the total and the last (block scan). */
@@ -291,43 +373,8 @@ __device__ static void gi_cta_scan_starts(struct gi_batch_hdr *h, uint32_t max_p
 #define GI_TRIP_SCAN_RANKS(t, be) ((t)->n_streams == 1 ? (gi_cta_scan_ranks((t)->h), 1u) : 0u)
 #define GI_TRIP_SCAN_STARTS(t, be) gi_cta_scan_starts((t)->h, (t)->max_pkts)
 #define GI_TRIP_MARK(step) gi_cta_mark(be, step)
+#define GI_TRIP_BESIDE_COMMIT(t, be) gi_cta_beside_commit(t, be)
 #include "trip_body.h"
-
-/*
- * Thread 0 of a persistent CTA, while the other threads stage a batch:
- * read ahead what a poll reads first, the head of ring r (acquired: a load
- * and a system fence), and `paused`.  Under load the batch after next is
- * already there: the batch's end then stages it (gi_cta_serve), and no
- * poll waits on a doorbell of its own.  The read waits on host memory as
- * long as the stage beside it does.
- */
-__device__ static void gi_cta_read_ahead(const struct gi_cuda_args &a, struct gi_cta_ctl *cc, uint32_t r)
-{
-	cc->pf_paused = GI_LOAD_RELAXED_U32(&a.ctl->paused);
-	cc->pf_paused_valid = 1;
-	cc->pf_head = GI_LOAD_ACQUIRE_U64(&a.rings[r].ring->head);
-	cc->pf_ring = r;
-	cc->pf_valid = 1;
-}
-
-/*
- * Every thread: slot idx of ring r into staging buffer stg, thread 0 (when
- * `ahead`) reading ahead ring `next` meanwhile.  Returns n_pkts in the
- * stage's worker 0 (thread `ahead`), 0 elsewhere.
- */
-__device__ static uint32_t gi_cta_stage(const struct gi_cuda_args &a, struct gi_cta_ctl *cc, struct gi_batch_slot *stg,
-					uint32_t r, uint64_t idx, uint32_t ahead, uint32_t next)
-{
-	const struct gi_cuda_ring &cr = a.rings[r];
-	const struct gi_batch_slot *src = (const struct gi_batch_slot *)((const uint8_t *)cr.ring +
-									   sizeof(struct gi_batch_ring) +
-									   (idx & (cr.size - 1)) * (uint64_t)cr.stride);
-	if (ahead && threadIdx.x == 0) {
-		gi_cta_read_ahead(a, cc, next);
-		return 0;
-	}
-	return gi_slot_stage(stg, src, cr.stride, cr.max_pkts, threadIdx.x - ahead, blockDim.x - ahead);
-}
 
 /*
  * One thread: hand the served slot back.  One system fence for the
@@ -347,35 +394,25 @@ __device__ static void gi_cta_complete(const struct gi_cuda_args &a, uint32_t ri
 }
 
 /*
- * Every thread: the batch's end (gi_cta_serve).  Counters, the next batch
- * staged if the read-ahead saw it, the counter mirrors, then the slot
- * back.  What it needs it reads anew from cc (shared memory), not from
- * registers kept across the trip.
+ * Every thread: the batch's end (gi_cta_serve).  Counters, their mirrors,
+ * then the slot back: now, or (the next batch staged beside the commit)
+ * by the next batch's last thread.  What it needs it reads anew from cc
+ * (shared memory), not from registers kept across the trip.
  */
-__device__ static void gi_cta_end(const struct gi_cuda_args &a, uint8_t *smem, uint32_t ahead,
-				  struct gi_cta_trip_be *be)
+__device__ static void gi_cta_end(const struct gi_cuda_args &a, uint8_t *smem, struct gi_cta_trip_be *be)
 {
 	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
 	const uint32_t tid = threadIdx.x, g = blockIdx.x;
-	const struct gi_cuda_group &grp = a.groups[g];
 	struct gi_exec_counters *const ctr = gi_cta_ctr(smem);
 
 	if (tid == 0) {
-		const uint32_t ri = cc->ring;
-		const uint64_t idx = cc->idx, now = cc->now, t1 = gi_dev_now(a.clock_offset_ns);
-		const struct gi_batch_slot *stg = (const struct gi_batch_slot *)(smem + a.slot_off);
+		const uint64_t now = cc->now, t1 = gi_dev_now(a.clock_offset_ns);
+		const struct gi_batch_slot *stg = gi_cta_slot_buf(a, smem, cc->cur_buf);
 		gi_batch_end((struct gi_batch_hdr *)(smem + a.scratch_off), ctr);
 		gi_hist_observe(&ctr->batch_latency, t1 > stg->t_publish_ns ? t1 - stg->t_publish_ns : 0);
 		gi_hist_observe(&ctr->batch_service, t1 - now);
 		GI_COUNTER_ADD(&ctr->busy_ns, t1 - now);
 		GI_COUNTER_ADD(&ctr->loops, 1);
-		/* the next batch, if the read-ahead saw it: the ring the next poll looks at first, its
-		 * slot at that ring's tail once this batch is done */
-		const uint32_t rn = grp.first_ring + cc->rr;
-		const uint64_t next = rn == ri ? idx + 1 : a.rings[rn].tail;
-		cc->pre_valid = ahead && cc->pf_valid && cc->pf_ring == rn && (int64_t)(cc->pf_head - next) > 0;
-		cc->pre_ring = rn;
-		cc->pre_idx = next;
 	}
 	__syncthreads();
 	/* the group's executor and stream counters reach the host before the
@@ -384,12 +421,6 @@ __device__ static void gi_cta_end(const struct gi_cuda_args &a, uint8_t *smem, u
 	 * flight behind (kernels/README.md, counter mirrors) */
 	gi_mirror_streams(a, g);
 	gi_mirror_ctr(a, g, ctr);
-	/* the next batch, beside the mirror's stores, into the staging buffer (the trip is done
-	 * with this batch's descriptors: thread 0 read the last, t_publish_ns, before the
-	 * barrier); thread 0 reads ahead the one after */
-	if (cc->pre_valid)
-		gi_cta_stage(a, cc, (struct gi_batch_slot *)(smem + a.slot_off), cc->pre_ring, cc->pre_idx, ahead,
-			     grp.first_ring + (tid == 0 ? (cc->rr + 1) % grp.n_rings : 0));
 	__syncthreads();
 	if (tid == 0) {
 		/* the slot back now, or (the next batch staged) by the next batch's last thread
@@ -418,19 +449,10 @@ __device__ static void gi_cta_end(const struct gi_cuda_args &a, uint8_t *smem, u
 
 /*
  * Every thread: one batch (cc->ring, cc->idx, cc->now, set by thread 0
- * before a barrier): staged, through the trip, then the slot goes back to
- * the rx lcore (gi_cta_end).  The caller has acquired a head > idx in
- * thread 0 and passed a barrier since, which carries that ordering to
- * every thread.
- *
- * ahead (persistent CTAs of more than one thread): while the others stage,
- * thread 0 reads ahead the ring the next poll looks at first; when that
- * shows a batch after this one, the end stages it (thread 0 reading
- * ahead again) before this slot goes back, and the next batch's last
- * thread hands this slot back while the others parse: under load a batch
- * waits on host memory once, beside other work, not three times in a row
- * (doorbell, stage, the hand-back's fence).  A batch found staged starts
- * at parse.
+ * before a barrier): staged (or found staged), through the trip, then the
+ * slot goes back to the rx lcore (gi_cta_end).  The caller has acquired a
+ * head > idx in thread 0 and passed a barrier since, which carries that
+ * ordering to every thread.  ahead: stage ahead (above).
  */
 __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem, uint32_t ahead)
 {
@@ -439,11 +461,12 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem,
 	const uint32_t ri = cc->ring;
 	const uint64_t idx = cc->idx;
 	const struct gi_cuda_group &grp = a.groups[g];
-	const uint32_t pre = cc->pre_valid && cc->pre_ring == ri && cc->pre_idx == idx; /* staged by the last batch's end */
-	struct gi_batch_slot *stg = (struct gi_batch_slot *)(smem + a.slot_off);
+	const uint32_t pre = cc->pre_valid && cc->pre_ring == ri && cc->pre_idx == idx; /* staged beside the last commit */
+	const uint32_t buf = pre ? cc->pre_buf : cc->cur_buf;
+	struct gi_batch_slot *stg = gi_cta_slot_buf(a, smem, buf);
 	struct gi_batch_hdr *h = (struct gi_batch_hdr *)(smem + a.scratch_off);
 	struct gi_exec_counters *const ctr = gi_cta_ctr(smem);
-	struct gi_cta_trip_be be = { .cc = cc, .ctr = ctr, .clock_offset_ns = a.clock_offset_ns,
+	struct gi_cta_trip_be be = { .a = &a, .smem = smem, .cc = cc, .ctr = ctr, .clock_offset_ns = a.clock_offset_ns,
 				     .timing = a.timing && tid == 0, .lanes = grp.lanes, .chunks = grp.chunks };
 
 	if (be.timing) {
@@ -454,15 +477,24 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem,
 		if (tid == 0)
 			gi_batch_begin(h, stg->n_pkts); /* clamped when staged */
 	} else {
-		/* the ring the next poll looks at first (cc->rr: thread 0's, as it moved it) */
-		const uint32_t n0 = gi_cta_stage(a, cc, stg, ri, idx, ahead, grp.first_ring + (tid == 0 ? cc->rr : 0));
-		if (tid == ahead)
+		/* the last thread reads ahead the ring the next poll looks at first (cc->rr, as the poll moved it) */
+		const uint32_t n0 = gi_cta_stage(a, cc, stg, ri, idx, 0, ahead, grp.first_ring + cc->rr);
+		if (tid == 0)
 			gi_batch_begin(h, n0);
 	}
 	__syncthreads();
-	if (tid == 0) { /* every thread has read pre_* (above) */
-		cc->pre_valid = 0;
+	if (tid == 0) { /* every thread has read pre_* (above); the read-ahead's pf_* are in */
 		ctr->staged_ahead += pre;
+		/* stage the next batch beside this one's commit if the read-ahead saw it: the ring
+		 * the next poll looks at first, its slot at that ring's tail once this batch is done;
+		 * with a warp to stage it between the commit's warps and the last */
+		const uint32_t rn = grp.first_ring + cc->rr;
+		const uint64_t next = rn == ri ? idx + 1 : a.rings[rn].tail;
+		cc->pre_valid = ahead && gi_cuda_stages_ahead(blockDim.x, grp.n_streams) && cc->pf_valid && cc->pf_ring == rn && (int64_t)(cc->pf_head - next) > 0;
+		cc->pre_ring = rn;
+		cc->pre_idx = next;
+		cc->pre_buf = buf ^ 1;
+		cc->cur_buf = buf;
 	}
 	gi_cta_mark(&be, GI_STEP_STAGE);
 	/* the last batch's slot back (gi_cta_end), beside this one's parse (cc->done_*: thread 0's
@@ -476,7 +508,7 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem,
 			     .split = a.rings[ri].split, .t8 = (const uint32_t *)(smem + GI_CUDA_SMEM_TAB), .now = cc->now,
 			     .icrc_inline = 0, .late_next = 1 };
 	gi_cta_trip(&t, &be);
-	gi_cta_end(a, smem, ahead, &be);
+	gi_cta_end(a, smem, &be);
 }
 
 /* Every thread: timeouts (or the final flush) of the group's streams, then mirror everything (ctr: the counters). */
@@ -682,7 +714,7 @@ __device__ static void gi_cta_run(const struct gi_cuda_args &a, uint8_t *smem)
 		__syncthreads();
 		const uint32_t act = cc->action;
 		if (act == GI_ACT_SERVE) {
-			gi_cta_serve(a, smem, !PASS && blockDim.x > 1);
+			gi_cta_serve(a, smem, !PASS && blockDim.x >= 64u); /* a warp to stage, the last to read ahead */
 		} else if (act == GI_ACT_TICK) {
 			gi_cta_tick(a, cc->now, 0, gi_cta_ctr(smem));
 		} else if (act == GI_ACT_MIRROR) {

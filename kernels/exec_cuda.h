@@ -106,12 +106,12 @@ struct gi_cuda_args {
 	uint32_t idle;           /* enum gi_idle_policy */
 	uint32_t smem_bytes;     /* dynamic shared memory: control, CRC table, staged slot, batch scratch */
 	uint32_t max_pkts;       /* the largest slot of any ring: the scratch's size */
-	uint32_t slot_off;       /* offsets in dynamic shared memory */
-	uint32_t scratch_off;
+	uint32_t slot_off;       /* offsets in dynamic shared memory: the two staging buffers, */
+	uint32_t slot2_off;
+	uint32_t scratch_off;    /* the batch scratch */
 	uint64_t tick_ns;
 	int64_t clock_offset_ns; /* CLOCK_MONOTONIC ns = %globaltimer + this */
 	uint32_t timing;         /* time each step of each batch into ctr[g].step_ns (steps.h); 0: none */
-	uint32_t pad;
 };
 
 /* The stream words that are mirrored: counters then frame latency and assembly, contiguous. */
@@ -129,7 +129,9 @@ GI_STATIC_ASSERT(sizeof(struct gi_exec_counters) % 8 == 0, "mirror copies whole 
 
 /*
  * Dynamic shared memory: [control 256 | the group's executor counters |
- * CRC-32 slice-by-8 tables 8 KiB | staged slot | batch scratch].  The CTA
+ * CRC-32 slice-by-8 tables 8 KiB | staged slot x 2 | batch scratch]: a
+ * persistent CTA stages the next batch into one buffer while the batch in
+ * the other commits (exec_cuda.cu, gi_cta_beside_commit).  The CTA
  * counts into its shared copy of ctr[g] (a word's add is a shared-memory
  * access, not a load across the L2 that the store must wait for) and
  * stores the copy whole into ctr[g] and its host mirror after each batch.
@@ -140,11 +142,27 @@ GI_STATIC_ASSERT(sizeof(struct gi_exec_counters) % 8 == 0, "mirror copies whole 
 #define GI_CUDA_SMEM_SLOT (GI_CUDA_SMEM_TAB + 8u * 1024u)
 
 GI_HD static inline uint32_t gi_cuda_smem_bytes(uint32_t max_stride, uint32_t max_pkts, uint32_t *slot_off,
-						uint32_t *scratch_off)
+						uint32_t *slot2_off, uint32_t *scratch_off)
 {
 	*slot_off = GI_CUDA_SMEM_SLOT;
-	*scratch_off = (uint32_t)GI_ALIGN_UP(GI_CUDA_SMEM_SLOT + max_stride, 64);
+	*slot2_off = (uint32_t)GI_ALIGN_UP(GI_CUDA_SMEM_SLOT + max_stride, 64);
+	*scratch_off = (uint32_t)GI_ALIGN_UP(*slot2_off + max_stride, 64);
 	return *scratch_off + (uint32_t)gi_batch_scratch_bytes(max_pkts);
+}
+
+/* CTA size without executor.threads_per_ring. */
+#define GI_CUDA_DEFAULT_THREADS 256u
+
+/*
+ * Whether a persistent CTA of `threads` threads serving a group of
+ * n_streams streams stages the next batch beside a batch's commit
+ * (exec_cuda.cu, staging ahead): it needs a warp to stage between the
+ * commit's warps (a thread per stream) and the last warp, which reads
+ * ahead.
+ */
+GI_HD static inline int gi_cuda_stages_ahead(uint32_t threads, uint32_t n_streams)
+{
+	return GI_ALIGN_UP(n_streams, 32u) + 64u <= threads;
 }
 
 /*

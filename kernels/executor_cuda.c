@@ -413,7 +413,8 @@ static int gi_cuda_setup(struct gi_cuda_exec *c)
 	c->args.tick_ns = c->conf.tick_ns;
 	c->args.timing = c->conf.step_timing != 0;
 	c->args.max_pkts = max_pkts;
-	c->args.smem_bytes = gi_cuda_smem_bytes(max_stride, max_pkts, &c->args.slot_off, &c->args.scratch_off);
+	c->args.smem_bytes = gi_cuda_smem_bytes(max_stride, max_pkts, &c->args.slot_off, &c->args.slot2_off,
+							&c->args.scratch_off);
 	if ((rc = gi_cuda_attr(c, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &optin)) < 0)
 		return rc;
 	if (c->args.smem_bytes > (uint32_t)optin) {
@@ -457,7 +458,7 @@ int gi_cuda_exec_create(const struct gi_executor_conf *conf, struct gi_cuda_exec
 		c->conf.tick_ns = 1000000;
 	if (c->conf.mode == GI_EXEC_AUTO)
 		c->conf.mode = GI_EXEC_PERSISTENT;
-	c->threads = c->conf.threads_per_ring ? c->conf.threads_per_ring : 256;
+	c->threads = c->conf.threads_per_ring ? c->conf.threads_per_ring : GI_CUDA_DEFAULT_THREADS;
 	rc = gi_cuda_setup(c);
 	if (rc < 0) {
 		snprintf(why, whylen, "%s", rc == -ENOMEM && !c->err[0] ? "out of memory" : c->err);

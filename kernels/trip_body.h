@@ -23,6 +23,9 @@
  *   GI_TRIP_SCAN_STARTS(t, be)   one stream's run: its frames' first records
  *                                (the GPU: a block scan; the host: a pass)
  *   GI_TRIP_MARK(step)           a step ended (the GPU times it: steps.h)
+ *   GI_TRIP_BESIDE_COMMIT(t, be) what the workers a round's commit leaves
+ *                                idle do beside it (the GPU: stage the next
+ *                                batch; the host: nothing)
  *
  * Every worker takes every branch below alike: what they test (solo, run,
  * verifying, round, more) is the same for all once the barrier before it
@@ -30,7 +33,8 @@
  */
 #if !defined(GI_TRIP_FN) || !defined(GI_TRIP_BE) || !defined(GI_TRIP_FOR) || !defined(GI_TRIP_PLACE_FOR) || \
 	!defined(GI_TRIP_ONE) || !defined(GI_TRIP_BARRIER) || !defined(GI_TRIP_ALL) || !defined(GI_TRIP_ANY) ||  \
-	!defined(GI_TRIP_SCAN_RANKS) || !defined(GI_TRIP_SCAN_STARTS) || !defined(GI_TRIP_MARK)
+	!defined(GI_TRIP_SCAN_RANKS) || !defined(GI_TRIP_SCAN_STARTS) || !defined(GI_TRIP_MARK) ||              \
+	!defined(GI_TRIP_BESIDE_COMMIT)
 #error "trip_body.h: define every GI_TRIP_ hook first (see its head)"
 #endif
 
@@ -149,10 +153,12 @@ GI_TRIP_FN(struct gi_trip *t, GI_TRIP_BE *be)
 			GI_TRIP_MARK(GI_STEP_TENSOR);
 		}
 
-		/* 4: a worker per stream makes its round's frames visible */
+		/* 4: a worker per stream makes its round's frames visible; the others
+		 * may do the backend's own work meanwhile */
 		GI_TRIP_FOR(GI_STEP_COMMIT, w, nw)
 			for (uint32_t k = w; k < t->n_streams; k += nw)
 				gi_phase_commit_stream(ctx, gi_trip_stream(t, k), t->late_next);
+		GI_TRIP_BESIDE_COMMIT(t, be);
 		const uint32_t again = GI_TRIP_ANY(h->more != 0); /* a stream stalled on a busy slot */
 		GI_TRIP_MARK(GI_STEP_COMMIT);
 		GI_TRIP_ONE { /* rounds so far; another one's stalls start from none */
