@@ -20,7 +20,9 @@
  * Measured: packets placed per second (the streams' counters, mirrored by
  * the kernels) over S seconds after 1 s of warm-up; every packet must be
  * placed (no drop, no loss, no duplicate), and every batch sequenced as
- * one in-order run (phase 2's fast path).  Prints one JSON object; with
+ * one in-order run (phase 2's fast path).  Prints one JSON object
+ * (staged_ahead: batches a persistent CTA found staged beside the last
+ * batch's commit, kernels/exec_cuda.cu); with
  * --steps also the CTAs' time per batch in each step of its trip
  * (kernels/steps.h, %globaltimer after each step's barrier): steps_us,
  * µs per batch averaged over every batch (warm-up included), and their
@@ -44,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kernels/cuda_drv.h"
 #include "kernels/executor.h"
@@ -475,6 +478,12 @@ int main(int argc, char **argv)
 	printf("}\n");
 	if (b.drv.emulated)
 		fprintf(stderr, "gpu_exec_bench: CUDA EMULATION (CPU threads): this figure is not a GPU result\n");
+	if (rc == -ETIMEDOUT) { /* the kernels may still read the rings and write the frames: free nothing */
+		fprintf(stderr, "gpu_exec_bench: the executor did not stop (%s); leaving without freeing what it uses\n",
+			gi_executor_last_error(ex));
+		fflush(NULL);
+		_exit(1);
+	}
 	gi_executor_destroy(ex);
 	/* clean in-order traffic: every batch's stream is one run (phase 2's fast path),
 	 * but a stream's first batch, which starts it */

@@ -74,8 +74,9 @@ STEPS = ["poll", "stage", "parse", "icrc", "scan", "run", "sequence", "place", "
 # Calibration: three H200 step tables (one CTA, 256 threads, custom format,
 # 64-packet frames; µs per batch): the first GPU run's (shared/gpu/
 # RESULTS.md, commit 5eab4c2, an instrumented build) and two --steps runs
-# of this project's (bench/gpu_model.md: commit 4aae5b2, and ee4a5e2 whose
-# kernels are this tree's), each with the floors measured in its run.
+# of this project's (bench/gpu_model.md: commit 4aae5b2, and ee4a5e2), and
+# an H100's --steps run of 950d350 (the last code before staging ahead,
+# tests/gpu/ab.sh), each with the floors measured on its GPU.
 # (payload, batch, rings) -> steps.
 MEASURED = {
     "h200-run": dict(floors=dict(pcie=1.14, l2=0.145, fence=0.52), steps={
@@ -101,7 +102,7 @@ MEASURED = {
         (8192, 64, 1): dict(poll=5.2, stage=2.0, parse=2.6, icrc=0.2, scan=2.0, run=2.1, sequence=4.7, place=34.3,
                             verify=0.0, commit=5.5, end=4.2),
     }),
-    "now": dict(floors=dict(pcie=1.107, l2=0.146, fence=0.62), steps={  # commit ee4a5e2, this tree's kernels
+    "h200-ee4a5e2": dict(floors=dict(pcie=1.107, l2=0.146, fence=0.62), steps={
         (1024, 64, 1): dict(poll=3.3, stage=2.0, parse=2.6, icrc=0.2, scan=2.0, run=2.1, sequence=5.2, place=4.0,
                             verify=0.0, commit=3.5, end=3.4),
         (64, 256, 1): dict(poll=3.0, stage=1.9, parse=3.4, icrc=0.2, scan=2.3, run=2.1, sequence=13.1, place=2.7,
@@ -110,6 +111,13 @@ MEASURED = {
                           verify=0.0, commit=1.3, end=2.9),
         (8192, 64, 1): dict(poll=3.3, stage=2.0, parse=2.6, icrc=0.2, scan=2.0, run=2.1, sequence=5.2, place=21.3,
                             verify=0.0, commit=4.6, end=3.8),
+    }),
+    # NVIDIA H100 80GB HBM3, 2026-11-26 (the floors its run of 13eb77f measured an hour before)
+    "h100-950d350": dict(floors=dict(pcie=1.114, l2=0.144, fence=0.711), steps={
+        (1024, 64, 1): dict(poll=3.55, stage=1.97, parse=2.86, icrc=0.18, scan=1.97, run=2.06, sequence=5.26,
+                            place=4.01, verify=0.0, commit=4.24, end=2.95),
+        (64, 256, 1): dict(poll=3.8, stage=2.07, parse=3.64, icrc=0.19, scan=2.39, run=2.25, sequence=13.33,
+                           place=2.64, verify=0.0, commit=10.86, end=3.07),
     }),
 }
 
@@ -159,9 +167,15 @@ PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "pro
 #   commit_fences  system fences of a publishing batch's commit (the second moved to the end's: 1)
 #   timing_adds    counter words the step timing added in device memory per batch (a load each before its
 #                  store: the --steps run's own cost, in its poll step)
+#   ahead          staging ahead under load (exec_cuda.cu): the poll reads nothing, the stage's round trip
+#                  lies beside the last batch's commit, the end's fence beside the next batch's parse
 STRUCTURE = {
     "now": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2, open_fence="batch",
-                commit_fences=1, timing_adds=0),
+                commit_fences=1, timing_adds=0, ahead=True),
+    "h100-950d350": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2,
+                         open_fence="batch", commit_fences=1, timing_adds=0),
+    "h200-ee4a5e2": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2,
+                         open_fence="batch", commit_fences=1, timing_adds=0),
     "h200-run-2": dict(poll_trips=1, stage_trips=None, lane_chunks=1 << 30, loads_chunk=5, inflight=4,
                        open_fence="frame", commit_fences=2, timing_adds=12),
     "h200-run": dict(poll_trips=2, stage_trips=11, lane_chunks=None, loads_chunk=5, inflight=1, open_fence="frame",
@@ -368,6 +382,12 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
     t["commit"] = CAL["commit"] + busy * st["commit_fences"] * fence_host + frames * scaled(
         pc, CAL["commit_frame"], "probe_make_visible") + CAL["commit_drain"] * n * payload / 1024
     t["end"] = CAL["end"] + fence_host
+    if st.get("ahead"):  # under load: no doorbell, the stage beside the commit, the end's fence beside parse
+        t["poll"] = CAL["poll"] + st["timing_adds"] * g["l2"]
+        t["commit"] = max(t["commit"], t["stage"])
+        t["stage"] = CAL["stage"]
+        t["parse"] = max(t["parse"], fence_host)
+        t["end"] = CAL["end"]
     total = sum(t.values())
     per_ring = n / total                          # Mpps = packets per microsecond
     r = min(rings, g["sms"])
@@ -401,7 +421,7 @@ def calibration(pc):
 
 
 TARGETS = [  # issue 21's, persistent, 256 threads: (label, rings, payload, batch, target Mpps,
-             # measured on the H200 at 5eab4c2 and at ee4a5e2, this tree's kernels)
+             # measured on the H200 at 5eab4c2 and at ee4a5e2; an H200 has not run this tree)
     ("1 ring, 1 KiB, batch 64", 1, 1024, 64, 4.5, 1.44, 2.30),
     ("4 rings, 1 KiB, batch 64", 4, 1024, 64, 15.0, 4.75, 9.18),
     ("4 rings, 64 B, batch 256", 4, 64, 256, 40.0, 14.90, 24.85),
@@ -501,7 +521,7 @@ def main():
         rows.append([label, target, "%s / %s" % (m_then, then), "%s / %s" % (m_now, p["Mpps"]),
                      "%.2f" % (m_now / target)])
     print(md_table(rows, ["case", "target Mpps", "first run's code: measured / model",
-                          "this tree: measured / model", "measured / target"]))
+                          "ee4a5e2 measured / this tree's model", "measured / target"]))
     print("\n## predictions for other GPUs (this tree; batch 64, 256 threads, 64-packet frames;"
           " 64 B also with batch 256)\n")
     rows = []
