@@ -250,7 +250,7 @@ __device__ static inline struct gi_batch_slot *gi_cta_slot_buf(const struct gi_c
 	return (struct gi_batch_slot *)(smem + (buf ? a.slot2_off : a.slot_off));
 }
 
-/* The last thread: the head of ring r (acquired: a load, then a system fence) and `paused`, both loads in flight at once. */
+/* The last thread: the head of ring r (acquired: a load, then a system fence) and `paused`, both loads in flight. */
 __device__ static void gi_cta_read_ahead(const struct gi_cuda_args &a, struct gi_cta_ctl *cc, uint32_t r)
 {
 	const uint32_t paused = GI_LOAD_RELAXED_U32(&a.ctl->paused);
@@ -490,7 +490,8 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem,
 		 * with a warp to stage it between the commit's warps and the last */
 		const uint32_t rn = grp.first_ring + cc->rr;
 		const uint64_t next = rn == ri ? idx + 1 : a.rings[rn].tail;
-		cc->pre_valid = ahead && gi_cuda_stages_ahead(blockDim.x, grp.n_streams) && cc->pf_valid && cc->pf_ring == rn && (int64_t)(cc->pf_head - next) > 0;
+		cc->pre_valid = ahead && gi_cuda_stages_ahead(blockDim.x, grp.n_streams) && cc->pf_valid &&
+				cc->pf_ring == rn && (int64_t)(cc->pf_head - next) > 0;
 		cc->pre_ring = rn;
 		cc->pre_idx = next;
 		cc->pre_buf = buf ^ 1;
