@@ -456,7 +456,8 @@ int main(int argc, char **argv)
 	       b.payload, b.batch, b.threads, b.frame_packets, b.n_pkts, b.seconds, mpps, mpps * b.payload * 8e-3,
 	       (unsigned long long)fed, (unsigned long long)total, (unsigned long long)drops, (unsigned long long)lost,
 	       (unsigned long long)dups, (unsigned long long)late, (unsigned long long)ctr.batches,
-	       (unsigned long long)ctr.runs, (unsigned long long)ctr.staged_ahead, rc, why, b.tensor_arg ? b.tensor_arg : "");
+	       (unsigned long long)ctr.runs, (unsigned long long)ctr.staged_ahead, rc, why,
+	       b.tensor_arg ? b.tensor_arg : "");
 	if (b.steps && ctr.step_batches) { /* µs per batch of one CTA, by step (warm-up included) */
 		static const char *const names[GI_STEP__COUNT] = GI_STEP_NAMES;
 		double sum = 0;

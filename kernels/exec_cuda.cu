@@ -529,6 +529,15 @@ __device__ static void gi_cta_tick(const struct gi_cuda_args &a, uint64_t now, u
 	gi_mirror_ctr(a, blockIdx.x, ctr);
 }
 
+/* Thread 0: is the next slot of the ring the poll looks at first staged already (gi_cta_beside_commit)? */
+__device__ static inline int gi_cta_staged(const struct gi_cuda_args &a, const struct gi_cta_ctl *cc)
+{
+	const struct gi_cuda_group &grp = a.groups[blockIdx.x];
+	const uint32_t r0 = grp.first_ring + cc->rr;
+
+	return grp.n_rings && cc->pre_valid && cc->pre_ring == r0 && cc->pre_idx == a.rings[r0].tail;
+}
+
 /* Thread 0: serve the k-th of the group's rings from the round-robin start; the next start is the one after. */
 __device__ static void gi_cta_take(const struct gi_cuda_args &a, struct gi_cta_ctl *cc, uint32_t k)
 {
@@ -560,10 +569,9 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 		 * and nothing else is due, serve it, which hands the last one back beside its parse;
 		 * otherwise hand it back now, before anything else */
 		if (cc->done_pending) {
-			const uint32_t r0 = grp.first_ring + cc->rr;
 			const uint64_t now = gi_dev_now(a.clock_offset_ns);
-			if (cc->pre_valid && cc->pre_ring == r0 && cc->pre_idx == a.rings[r0].tail && cc->pf_paused_valid &&
-			    cc->pf_paused == GI_EXEC_RUN && !(now >= cc->next_tick && !cc->ticked)) {
+			if (gi_cta_staged(a, cc) && cc->pf_paused_valid && cc->pf_paused == GI_EXEC_RUN &&
+			    !(now >= cc->next_tick && !cc->ticked)) {
 				cc->pf_paused_valid = 0;
 				cc->now = now;
 				gi_cta_take(a, cc, 0);
@@ -573,11 +581,11 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 			cc->done_pending = 0;
 		}
 		uint32_t all_stopped = 1, found = grp.n_rings, paused;
-		/* under load the batch is known already: staged by the last batch's end,
-		 * or seen by the read-ahead beside its stage (used once) */
+		/* under load the batch is known already: staged beside the last batch's
+		 * commit, or seen by the read-ahead (used once) */
 		if (grp.n_rings) {
 			const uint32_t r0 = grp.first_ring + cc->rr;
-			if (cc->pre_valid && cc->pre_ring == r0 && cc->pre_idx == a.rings[r0].tail) {
+			if (gi_cta_staged(a, cc)) {
 				found = 0;
 			} else if (cc->pf_valid && cc->pf_ring == r0 && cc->pf_head != a.rings[r0].tail) {
 				found = 0;

@@ -517,19 +517,32 @@ static void run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const s
 	gi_executor_counters(ex, &gw.ctr);
 	gi_executor_destroy(ex);
 
-	/* the host reference over the same batches */
+	/* the host reference over the same batches; and the GPU's phases on the
+	 * host (the fixture's form) to count the batches that took more than
+	 * one round, which the tight frame ring is there to cause */
 	uint64_t rrb = gi_ring_bytes(1, MAXB, (uint32_t)split);
 	struct gi_batch_ring *rr = aligned_alloc(64, GI_ALIGN_UP(rrb, 64));
 	memset(rr, 0, rrb);
 	gi_ring_init(rr, 1, MAXB, (uint32_t)split);
+	struct exec_fixture form;
+	exf_init(&form, conf);
+	struct gi_batch_hdr *scratch = aligned_alloc(64, GI_ALIGN_UP(gi_batch_scratch_bytes(MAXB), 64));
+	uint32_t stalls = 0;
 	for (uint32_t from = 0; from < t->n; from += MAXB, now += 10) {
 		uint32_t n = GI_MIN((uint32_t)MAXB, t->n - from);
 		fill_slot(gi_ring_slot(rr, 0), t, from, n, split, t->pkt, t->seg0, t->seg1);
 		gi_exec_slot_host(&ref.ctx, &ref.ctr, gi_ring_slot(rr, 0), MAXB, (uint32_t)split, now);
+		exf_phases_gpu_form(&form.ctx, &form.ctr, gi_ring_slot(rr, 0), MAXB, (uint32_t)split, now, scratch);
+		stalls += scratch->round > 1;
 	}
 	for (int s = 0; s < NSTREAMS; s++)
 		gi_stream_flush(&ref.st[s], now);
 	assert_same_world(&ref, &gw, 0);
+	printf("# %llu batches, %u of them more than one round\n", (unsigned long long)batches, stalls);
+	if (conf == &tight)
+		assert_true(stalls > 0);
+	free(scratch);
+	exf_fini(&form);
 	assert_int_equal(gw.ctr.batches, batches);
 	assert_true(gw.st[0].c.packets > 0);
 	/* batches 1..3 of the full ring were staged by their predecessors' ends
