@@ -97,8 +97,9 @@ static int snapshot_locked(const struct gi_daemon *d, struct gi_stats_snap *st)
 	for (uint32_t p = 0; p < d->n_ports; p++) {
 		struct gi_port_stats ps;
 		gi_port_stats(&d->ports[p], &ps);
+		memcpy(st->port_names[p], d->cfg.ports[p].name, sizeof(st->port_names[p]));
 		st->ports[p] = (struct gi_metrics_port){
-			.name = d->cfg.ports[p].name,
+			.name = st->port_names[p],
 			.rx_packets = ps.rx_packets,
 			.rx_bytes = ps.rx_bytes,
 			.rx_missed = ps.rx_missed,
@@ -117,8 +118,12 @@ static int snapshot_locked(const struct gi_daemon *d, struct gi_stats_snap *st)
 
 	for (uint32_t i = 0; i < d->n_rxq; i++) {
 		const struct gi_rxq *q = &d->rxq[i];
+		const char *port = d->rxq_port_name[i];
+		for (uint32_t p = 0; p < d->n_ports; p++)
+			if (port == d->cfg.ports[p].name) /* the snapshot's copy, not d->cfg's bytes */
+				port = st->port_names[p];
 		st->queues[i] = (struct gi_metrics_queue){
-			.port = d->rxq_port_name[i],
+			.port = port,
 			.queue = q->queue,
 			.lcore = d->rxq_lcore[i],
 			.rx_packets = GI_COUNTER_READ(&q->st.rx_packets),

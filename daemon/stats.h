@@ -23,6 +23,7 @@ struct gi_stats_snap {
 	struct gi_metrics_lcore *lcores;
 	struct gi_metrics_stream *streams;
 	char (*stream_names)[GI_NAME_MAX]; /* copies: a reload may rename d->cfg's streams after the snapshot */
+	char port_names[GI_MAX_PORTS][GI_NAME_MAX]; /* copies: a reload rewrites d->cfg (same names) meanwhile */
 };
 
 /* Fill `st` (0 or -ENOMEM); always pair with gi_stats_snapshot_free(). Any thread. */
