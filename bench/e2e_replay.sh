@@ -4,7 +4,7 @@
 # dpdk-testpmd --forward-mode=rxonly on the same vdev and capture.
 #
 #   bench/e2e_replay.sh [BUILD_DIR]   (as root; SIZES="64 1024 8192" SECONDS_PER_RUN=5 REPEAT=3
-#                                      MODES="threads inline" CHECK_SECONDS=30 RING_SLOTS=128)
+#                                      MODES="threads inline auto" CHECK_SECONDS=30 RING_SLOTS=128)
 #
 # Traffic: gpuingest-sim writes one VITA 49 stream of 16 data packets (one
 # frame, 4-bit packet count 0..15) per payload size into a classic pcap file.
@@ -20,6 +20,9 @@
 #            thread on CPU 0, rx lcore (busy) on CPU 1;
 #   inline   executor {mode: inline}: the rx lcore runs the executor's phases on
 #            the batches it just published; the main lcore (CPU 0) idles.
+#   auto     executor {cpu: 0, idle: busy}, mode left to its default (auto):
+#            inline, with trials of the worker on its own thread (CPU 0, busy)
+#            while the rx lcore is saturated; the line of each run counts them.
 # Same pool for all: 16384 mbufs of BUF bytes data room (2176, testpmd's
 # default, for MTU 1500; 9216 for payloads that need MTU 9000).  The batch
 # ring has RING_SLOTS x 64 packets (128 x 64 = 8192 by default), fewer than
@@ -59,7 +62,7 @@ BUILD=${1:-build}
 SIZES=${SIZES:-"64 1024 8192"}
 DUR=${SECONDS_PER_RUN:-5}
 REPEAT=${REPEAT:-3}
-MODES=${MODES:-"threads inline"}
+MODES=${MODES:-"threads inline auto"}
 CHECK=${CHECK_SECONDS:-30}
 RING_SLOTS=${RING_SLOTS:-128}
 GPUINGESTD=$BUILD/daemon/gpuingestd
@@ -151,6 +154,7 @@ run_gpuingest() {
   case $mode in
     threads) exec="{backend: host, mode: threads, threads: 1, cpu: 0, idle: busy}" ;;
     inline)  exec="{backend: host, mode: inline}" ;;
+    auto)    exec="{backend: host, cpu: 0, idle: busy}" ;;
     *) echo "unknown mode $mode" >&2; exit 2 ;;
   esac
   cat >"$T/g.yaml" <<YAML
@@ -213,7 +217,9 @@ try:
     idle = d('gpuingest_lcore_polls_total{lcore="1",result="idle"}')
     busy = d('gpuingest_lcore_polls_total{lcore="1",result="busy"}')
     window = (f"window: rx {rx/1e6:.2f} Mpps, executor busy {eb:.2f}, "
-              f"rx lcore idle polls {100*idle/max(idle+busy,1):.0f} %; ")
+              f"rx lcore idle polls {100*idle/max(idle+busy,1):.0f} %, "
+              f"auto trials {b.get('gpuingest_executor_auto_trials_total', 0) - a.get('gpuingest_executor_auto_trials_total', 0):.0f} "
+              f"(inline at the end: {b.get('gpuingest_executor_inline_workers', 0):.0f} worker); ")
 except (KeyError, ZeroDivisionError):  # a scrape failed
     placed = rf = fr = float('nan')
     window = 'window: scrape failed; '
@@ -239,6 +245,8 @@ print(f"{placed/1e6:.2f} {rf/1e6:.2f} {fr/1e3:.1f} {check}")
 print(window + 'final: ' + detail + f'; load {load}', file=sys.stderr)
 PY
   echo "  cpu in the window: $(cut -d' ' -f2- "$T/cpu")" >&2
+  [ "$mode" != auto ] ||
+    echo "  auto: $(grep -c 'executor auto:' "$T/g.log" || true) line(s) logged; the last: $(grep 'executor auto:' "$T/g.log" | tail -1 | sed 's/.*executor auto: //')" >&2
 }
 
 # run_testpmd SIZE → Mpps (mean of Rx-pps lines 3 .. DUR+2)

@@ -81,6 +81,12 @@ struct gi_stats_prev {
 	uint64_t bytes;
 };
 void gi_stats_status_line(const struct gi_daemon *d, struct gi_stats_prev *prev, char *buf, size_t len);
+/*
+ * Host mode auto: a notice line for each rx lcore whose worker's placement
+ * was decided since the last call (the main loop calls it once a second).
+ * Main thread.
+ */
+void gi_stats_auto_log(const struct gi_daemon *d);
 void gi_stats_print_summary(const struct gi_daemon *d, FILE *f);
 
 /*

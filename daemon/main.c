@@ -395,9 +395,13 @@ static int executor_start(struct gi_daemon *d)
 		return rc;
 	}
 	uint32_t w = gi_executor_workers(d->exec);
+	struct gi_exec_auto_info ai;
 	gi_log(GI_LOG_INFO, "executor: %s, %u ring%s in %u group%s, %u worker%s%s%s%s", d->backend, d->n_rxq,
 	       d->n_rxq == 1 ? "" : "s", n_groups, n_groups == 1 ? "" : "s", w, w == 1 ? "" : "s",
-	       d->cfg.executor.mode == GI_EXEC_INLINE ? " (inline on the rx lcores)" : "",
+	       d->cfg.executor.mode == GI_EXEC_INLINE ? " (inline on the rx lcores)"
+	       : gi_executor_auto_info(d->exec, 0, &ai) == 0
+		       ? " (mode auto: inline on the rx lcores; a saturated lcore's worker is tried on a thread of its own)"
+		       : "",
 	       gi_executor_why(d->exec)[0] ? "; " : "", gi_executor_why(d->exec));
 	if (d->cfg.executor.pipeline == GI_PIPE_SERIAL)
 		gi_log(GI_LOG_WARNING, "executor: pipeline serial: the one-packet-at-a-time reference path (for "
@@ -600,6 +604,8 @@ static void run(struct gi_daemon *d, unsigned duration_s)
 		}
 		if (now >= next_check) { /* what consumers did to the rings' shared objects (lifecycle.h) */
 			gi_daemon_check_consumers(d);
+			if (d->exec)
+				gi_stats_auto_log(d);
 			next_check = now + 1000000000ull;
 		}
 		/* pings only while every rx lcore and the executor make progress (notify.c) */

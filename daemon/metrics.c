@@ -395,6 +395,17 @@ int gi_metrics_render(const struct gi_metrics_snapshot *s, struct gi_buf *out)
 	mw_begin(&w, "executor_busy_ratio", NULL);
 	mw_end_double(&w, s->executor_busy_ratio);
 
+	mw_family(&w, "executor_inline_workers", "gauge",
+		  "Host executor workers that their rx lcore runs now (mode inline, or what mode auto chose); "
+		  "the others run on threads of their own.");
+	mw_begin(&w, "executor_inline_workers", NULL);
+	mw_end_u64(&w, s->executor_inline_workers);
+
+	mw_family(&w, "executor_auto_trials_total", "counter",
+		  "Host executor, mode auto: times a saturated rx lcore's worker was tried on a thread of its own.");
+	mw_begin(&w, "executor_auto_trials_total", NULL);
+	mw_end_u64(&w, s->executor_auto_trials);
+
 	mw_family(&w, "dropped_packets_total", "counter",
 		  "Packets delivered by the NIC and not placed into a frame, by reason.");
 	for (unsigned r = 0; r < GI_DROP__COUNT; r++) {

@@ -84,6 +84,8 @@ struct gi_metrics_snapshot {
 	/* busy_ns delta / wall-clock delta over the last window of >= 1 s that
 	 * ended at a snapshot (since start until the first such window); 0..1 */
 	double executor_busy_ratio;
+	uint32_t executor_inline_workers; /* workers their rx lcore runs now (mode inline, or auto's choice) */
+	uint64_t executor_auto_trials;    /* host auto: workers tried on their own thread */
 	/* drops[GI_DROP_RING_FULL] is the sum over queues; the others come from the executor */
 	uint64_t drops[GI_DROP__COUNT];
 	struct gi_hist batch_latency;

@@ -183,6 +183,10 @@ static int snapshot_locked(const struct gi_daemon *d, struct gi_stats_snap *st)
 		hist_read(&s->batch_latency, &ec.batch_latency);
 		hist_read(&s->batch_service, &ec.batch_service);
 		s->executor_busy_ratio = busy_ratio(d, s->executor_busy_ns);
+		s->executor_inline_workers = gi_executor_inline_workers(d->exec);
+		struct gi_exec_auto_info ai;
+		for (uint32_t k = 0; gi_executor_auto_info(d->exec, k, &ai) == 0; k++)
+			s->executor_auto_trials += ai.trials;
 	}
 	s->config_reloads_ok = d->reloads_ok;
 	s->config_reloads_error = d->reloads_error;
@@ -354,4 +358,37 @@ void gi_stats_print_summary(const struct gi_daemon *d, FILE *f)
 	fprintf(f, "],\"delivered\":%llu,\"accounted\":%llu}\n", (unsigned long long)delivered,
 		(unsigned long long)accounted);
 	gi_stats_snapshot_free(&st);
+}
+
+/*
+ * Host mode auto: a line for each worker whose placement was decided since
+ * the last call: trials decided, the last one's rates, and
+ * where the worker runs now, so an operator sees where and why.
+ */
+void gi_stats_auto_log(const struct gi_daemon *d)
+{
+	static uint64_t seen[64], seen_returns[64];
+	struct gi_exec_auto_info ai;
+
+	for (uint32_t k = 0; k < 64 && gi_executor_auto_info(d->exec, k, &ai) == 0; k++) {
+		uint64_t n = ai.decisions - seen[k], r = ai.returns - seen_returns[k];
+		if (!n && !r)
+			continue;
+		seen[k] = ai.decisions;
+		seen_returns[k] = ai.returns;
+		if (n)
+			gi_log(GI_LOG_NOTICE,
+			       "executor auto: rx lcore %u: %llu trial%s decided; the last: saturated serving %.2f Mpps "
+			       "inline, its worker served %.2f Mpps on a thread of its own: %s%s",
+			       ai.lcore, (unsigned long long)n, n == 1 ? "" : "s", ai.inline_pps / 1e6, ai.thread_pps / 1e6,
+			       ai.kept_thread ? "the thread keeps it (until its rate moves by 2x)"
+					      : "back inline (the thread must serve 10% more)",
+			       ai.on_thread ? "; it runs on the thread now" : "; it runs inline now");
+		if (r)
+			gi_log(GI_LOG_NOTICE,
+			       "executor auto: rx lcore %u: its worker's rate moved by 2x on its thread: back inline "
+			       "(%llu time%s)%s",
+			       ai.lcore, (unsigned long long)r, r == 1 ? "" : "s",
+			       ai.on_thread ? "; tried again and kept on the thread" : "");
+	}
 }

@@ -230,6 +230,42 @@ static int conf_check(const struct gi_executor_conf *conf, char *err, size_t err
 	return 0;
 }
 
+/*
+ * Host mode auto runs a worker per rx lcore (executor.h) where inline could:
+ * each group's rings on one lcore.  Otherwise threads, and `why` says so.
+ */
+static int auto_per_lcore(const struct gi_executor_conf *conf, const struct gi_exec_group *groups, uint32_t n_groups,
+			  struct gi_executor *ex)
+{
+	uint32_t lcores[64], n = 0;
+	size_t at = strlen(ex->why);
+
+	if (!conf->ring_lcore)
+		return 0; /* no rx lcores (tests, tools): threads */
+	for (uint32_t g = 0; g < n_groups; g++) {
+		if (!groups[g].n_rings)
+			continue;
+		uint32_t l = conf->ring_lcore[groups[g].rings[0]], k = 0;
+		for (uint32_t i = 1; i < groups[g].n_rings; i++)
+			if (conf->ring_lcore[groups[g].rings[i]] != l) {
+				snprintf(ex->why + at, sizeof(ex->why) - at,
+					 "%smode auto: rings %u and %u of one group are on rx lcores %u and %u, so a "
+					 "worker thread serves them",
+					 at ? "; " : "", groups[g].rings[0], groups[g].rings[i], l,
+					 conf->ring_lcore[groups[g].rings[i]]);
+				return 0;
+			}
+		while (k < n && lcores[k] != l)
+			k++;
+		if (k == n) {
+			if (n == 64)
+				return 0; /* as many threads as the worker build allows lcores */
+			lcores[n++] = l;
+		}
+	}
+	return 1;
+}
+
 int gi_executor_create(const struct gi_executor_conf *conf, struct gi_executor **out, char *err, size_t errlen)
 {
 	struct gi_executor *ex;
@@ -262,15 +298,20 @@ int gi_executor_create(const struct gi_executor_conf *conf, struct gi_executor *
 		snprintf(ex->why, sizeof(ex->why), "auto: this build has no CUDA executor; using host");
 #endif
 	ex->ops = &gi_exec_host_ops;
-	if (ex->conf.mode == GI_EXEC_PERSISTENT || ex->conf.mode == GI_EXEC_LAUNCH || ex->conf.mode == GI_EXEC_AUTO)
+	if (ex->conf.mode == GI_EXEC_PERSISTENT || ex->conf.mode == GI_EXEC_LAUNCH)
 		ex->conf.mode = GI_EXEC_THREADS; /* persistent/launch describe kernels; on the host they mean threads */
+	if (ex->conf.mode == GI_EXEC_AUTO && !auto_per_lcore(conf, groups, n_groups, ex))
+		ex->conf.mode = GI_EXEC_THREADS;
 	if ((rc = gi_exec_workers_build(ex, groups, n_groups, err, errlen)) < 0)
 		goto out;
 	if (ex->n_workers > 1 || ex->conf.mode == GI_EXEC_INLINE)
 		snprintf(ex->swap_why, sizeof(ex->swap_why),
 			 "executor host runs %u %s, each the only writer of its streams: a live swap would have to "
 			 "stop them all",
-			 ex->n_workers, ex->conf.mode == GI_EXEC_INLINE ? "rx lcores inline" : "worker threads");
+			 ex->n_workers,
+			 ex->conf.mode == GI_EXEC_INLINE ? "rx lcores inline"
+			 : ex->conf.mode == GI_EXEC_AUTO ? "workers (one per rx lcore, mode auto)"
+							 : "worker threads");
 out:
 	free(ring_all);
 	free(stream_all);
@@ -371,11 +412,13 @@ uint32_t gi_executor_progress(const struct gi_executor *ex, uint64_t *w, uint32_
 
 struct gi_exec_worker *gi_executor_inline_worker(struct gi_executor *ex, uint32_t lcore)
 {
-	if (ex->ops != &gi_exec_host_ops || ex->conf.mode != GI_EXEC_INLINE)
+	if (ex->ops != &gi_exec_host_ops || (ex->conf.mode != GI_EXEC_INLINE && ex->conf.mode != GI_EXEC_AUTO))
 		return NULL;
 	for (uint32_t k = 0; k < ex->n_workers; k++)
 		if (ex->workers[k].lcore == lcore && ex->workers[k].n_rings) {
-			ex->workers[k].next_tick = gi_now_ns() + ex->conf.tick_ns;
+			uint64_t now = gi_now_ns();
+			ex->workers[k].next_tick = now + ex->conf.tick_ns;
+			ex->workers[k].au.win_start = now; /* before the lcore starts: its thread waits for `runner` */
 			return &ex->workers[k];
 		}
 	return NULL;

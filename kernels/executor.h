@@ -9,7 +9,7 @@
  * Thread rules: create/start/stop/destroy from the main thread;
  * gi_executor_counters() and gi_executor_progress() from any thread
  * (relaxed reads of one-writer words); gi_exec_worker_poll() from the rx
- * lcore the worker belongs to (mode inline).
+ * lcore the worker belongs to (modes inline and auto on the host).
  */
 #ifndef GI_EXECUTOR_H
 #define GI_EXECUTOR_H
@@ -28,7 +28,11 @@ enum gi_backend {
 
 /*
  * How the executor runs the phases (executor.mode):
- *   auto        persistent on cuda, threads on host
+ *   auto        persistent on cuda.  On the host: one worker per rx lcore,
+ *               run inline by that lcore until it is saturated, then tried
+ *               for a window on a thread of its own, and kept where it
+ *               served more (gi_exec_auto below); threads when a group's
+ *               rings are on several lcores
  *   persistent  cuda: one long-lived kernel, a CTA per ring group, polls the
  *               doorbells (lowest latency; holds an SM per group)
  *   launch      cuda: a host thread launches a pass per published run of
@@ -95,6 +99,8 @@ struct gi_executor_conf {
 	struct gi_exec_ctx *ctx;       /* streams and lookup table */
 	uint64_t tick_ns;              /* how often frame timeouts are checked */
 	uint32_t step_timing;          /* cuda: time each batch step by step (gi_exec_counters.step_ns, steps.h) */
+	uint64_t auto_window_ns;       /* host auto: one measurement window (0: GI_AUTO_WINDOW_NS) */
+	uint64_t auto_holdoff_ns;      /* host auto: the least time between trials (0: GI_AUTO_HOLDOFF_NS) */
 };
 
 struct gi_executor;
@@ -148,15 +154,61 @@ uint32_t gi_executor_progress(const struct gi_executor *ex, uint64_t *w, uint32_
 uint32_t gi_executor_workers(const struct gi_executor *ex);
 
 /*
- * Mode inline: the worker rx lcore `lcore` runs (NULL when the executor is
- * not inline or no ring of that lcore is served by one), and its poll: serve
- * what its rings have published, check frame timeouts when a tick is due.
- * Returns the number of batches served.  The rx lcore calls it after each
- * pass over its queues, and while it drains at shutdown.
+ * Modes inline and auto (host): the worker rx lcore `lcore` runs (NULL when
+ * the executor is neither or no ring of that lcore is served by one), and its
+ * poll: serve what its rings have published, check frame timeouts when a tick
+ * is due.  Returns the number of batches served (0 while auto has given the
+ * worker to its thread).  The rx lcore calls it after each pass over its
+ * queues, with rx_empty 1 when that pass received nothing (auto's measure of
+ * a saturated lcore), and while it drains at shutdown.
  */
 struct gi_exec_worker;
 struct gi_exec_worker *gi_executor_inline_worker(struct gi_executor *ex, uint32_t lcore);
-uint32_t gi_exec_worker_poll(struct gi_exec_worker *w);
+uint32_t gi_exec_worker_poll(struct gi_exec_worker *w, uint32_t rx_empty);
+
+/*
+ * Mode auto on the host.  Each worker belongs to the rx lcore that publishes
+ * its rings and has a thread of its own, asleep while the lcore runs it.
+ *   - Inline first: the lcore serves its batches while the packets are in its
+ *     cache, on no core but its own.
+ *   - When a window (GI_AUTO_WINDOW_NS) passes with the lcore saturated
+ *     (fewer than 1% of its rx passes received nothing), the worker goes to
+ *     its thread for one window: a trial.
+ *   - The thread keeps it if it served at least 10% more packets per second
+ *     than the lcore did in the window before; else it goes back inline.
+ *   - Trials are at least GI_AUTO_HOLDOFF_NS apart; each trial that keeps
+ *     inline doubles that, up to 64 times, and a served rate that moves by 2x
+ *     (for three windows in a row: not a burst) starts over.  A worker kept
+ *     on its thread stays there at least GI_AUTO_HOLDOFF_NS, and goes back
+ *     inline (to be tried again if the lcore saturates) when its rate moves
+ *     by 2x.
+ *   - A paused window (the test hook below) measures nothing and restarts.
+ * A trial runs the worse way for one window, and its ring may fill
+ * (ring_full) or the NIC's queue overflow (rx_missed) meanwhile.  Handing a
+ * worker over is a release store of who runs it, taken up with an acquire
+ * load, between two batches.
+ */
+#define GI_AUTO_WINDOW_NS 100000000ull
+#define GI_AUTO_HOLDOFF_NS 5000000000ull
+
+struct gi_exec_auto_info {
+	uint32_t lcore;          /* the rx lcore of the worker */
+	uint32_t on_thread;      /* 1: its thread runs it now */
+	uint64_t trials;         /* trials so far */
+	uint64_t decisions;      /* trials decided (a trial in progress is not) */
+	uint64_t inline_pps;     /* the last trial: packets per second the lcore served */
+	uint64_t thread_pps;     /* ... and the thread */
+	uint32_t kept_thread;    /* ... and whether the thread kept it */
+	uint64_t returns;        /* times a worker kept on its thread went back inline as its rate moved */
+	uint64_t thread_batches; /* batches its thread served */
+};
+/* Worker k's state: 0, or -ENOTSUP when the executor is not host auto, -ERANGE past the last worker. */
+int gi_executor_auto_info(const struct gi_executor *ex, uint32_t k, struct gi_exec_auto_info *out);
+/* Workers that their rx lcore runs now: all in mode inline, auto's choice, 0 otherwise. */
+uint32_t gi_executor_inline_workers(const struct gi_executor *ex);
+/* The pure parts of auto's choice, for tests. */
+int gi_exec_auto_saturated(uint64_t passes, uint64_t empty);
+int gi_exec_auto_keep_thread(uint64_t inline_pps, uint64_t thread_pps);
 
 /*
  * Live reload: make the executor run on a new stream table `next` (streams

@@ -6,11 +6,15 @@
  * the live stream swap of a single worker.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "executor_internal.h"
 #include "frame_wake.h"
@@ -132,23 +136,6 @@ static uint32_t worker_serve(struct gi_exec_worker *w)
 	return done;
 }
 
-uint32_t gi_exec_worker_poll(struct gi_exec_worker *w)
-{
-	uint32_t paused = __atomic_load_n(&w->ex->paused, __ATOMIC_RELAXED);
-	uint32_t n = 0;
-
-	if (paused == GI_EXEC_RUN) {
-		n = worker_serve(w);
-		GI_COUNTER_ADD(&w->ctr.loops, 1);
-	}
-	uint64_t now = gi_now_ns();
-	if (now >= w->next_tick) {
-		worker_tick(w, now, 0);
-		w->next_tick = now + w->ex->conf.tick_ns;
-	}
-	return n;
-}
-
 /* A stream table handed over by gi_executor_swap_streams(). */
 struct host_swap {
 	struct gi_exec_ctx next;
@@ -203,21 +190,223 @@ static void host_check_mailbox(struct gi_executor *ex)
 	__atomic_fetch_add(&ex->swaps_done, 1, __ATOMIC_RELEASE);
 }
 
+/* ---- mode auto: the rx lcore or the worker's own thread, measured ---------------- */
+
+int gi_exec_auto_saturated(uint64_t passes, uint64_t empty)
+{
+	return passes >= 64 && empty * 100 < passes; /* fewer than 1% of the lcore's passes found nothing */
+}
+
+int gi_exec_auto_keep_thread(uint64_t inline_pps, uint64_t thread_pps)
+{
+	/* 10% better: below that, the one core inline uses wins (and the packets stay in its cache) */
+	return thread_pps > 0 && thread_pps * 10 > inline_pps * 11;
+}
+
+static int host_auto(const struct gi_executor *ex)
+{
+	return ex->conf.mode == GI_EXEC_AUTO;
+}
+
+static void futex_wake_all(uint32_t *word)
+{
+	(void)syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void auto_window(struct gi_exec_worker *w, uint64_t now)
+{
+	w->au.win_start = now;
+	w->au.win_pkts = w->ctr.packets;
+	w->au.passes = w->au.empty = 0;
+}
+
+/* Between two batches, by the runner: from now on `to` runs the worker. */
+static void auto_hand_over(struct gi_exec_worker *w, uint32_t to, uint64_t now)
+{
+	auto_window(w, now);
+	w->next_tick = now + w->ex->conf.tick_ns;
+	__atomic_store_n(&w->au.runner, to, __ATOMIC_RELEASE);
+	if (to == GI_RUN_THREAD)
+		futex_wake_all(&w->au.runner);
+}
+
+static int rate_moved(uint64_t a, uint64_t b)
+{
+	return a > 2 * b || b > 2 * a;
+}
+
+/*
+ * The runner, at its ticks: close a window, and try, keep or hand back
+ * (executor.h).  1 when it handed the worker over: the caller touches it no more.
+ */
+static int auto_control(struct gi_exec_worker *w, uint64_t now)
+{
+	const struct gi_executor_conf *c = &w->ex->conf;
+	struct gi_exec_auto *a = &w->au;
+	uint64_t win = c->auto_window_ns ? c->auto_window_ns : GI_AUTO_WINDOW_NS;
+	uint64_t base = c->auto_holdoff_ns ? c->auto_holdoff_ns : GI_AUTO_HOLDOFF_NS;
+	int changed = 0;
+
+	if (now - a->win_start < win)
+		return 0;
+	uint64_t pps = (uint64_t)((double)(w->ctr.packets - a->win_pkts) * 1e9 / (double)(now - a->win_start));
+	/* the load changed: 2x from the rate the worker was placed at, three windows in a row (not a burst) */
+	if (a->state != GI_AUTO_TRIAL && rate_moved(pps, a->kept_pps)) {
+		if (++a->moved >= 3) {
+			changed = 1;
+			a->moved = 0;
+			a->kept_pps = pps;
+		}
+	} else {
+		a->moved = 0;
+	}
+	switch (a->state) {
+	case GI_AUTO_INLINE:
+		if (changed) { /* what was learnt is old: try again soon, but trials stay `base` apart */
+			a->holdoff_ns = base;
+			a->next_trial = GI_MIN(a->next_trial, a->last_trial + base);
+		}
+		if (now >= a->next_trial && gi_exec_auto_saturated(a->passes, a->empty)) {
+			__atomic_store_n(&a->inline_pps, pps, __ATOMIC_RELAXED);
+			__atomic_store_n(&a->trials, a->trials + 1, __ATOMIC_RELAXED);
+			a->last_trial = now;
+			a->state = GI_AUTO_TRIAL;
+			auto_hand_over(w, GI_RUN_THREAD, now);
+			return 1;
+		}
+		break;
+	case GI_AUTO_TRIAL: {
+		int keep = gi_exec_auto_keep_thread(a->inline_pps, pps);
+		__atomic_store_n(&a->thread_pps, pps, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->kept_thread, (uint32_t)keep, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->decisions, a->decisions + 1, __ATOMIC_RELEASE);
+		if (keep) {
+			a->state = GI_AUTO_THREAD;
+			a->kept_pps = pps;
+			a->holdoff_ns = base;
+			a->next_trial = now + base; /* the least stay on the thread */
+			break;
+		}
+		a->state = GI_AUTO_INLINE;
+		a->kept_pps = a->inline_pps;
+		a->next_trial = now + a->holdoff_ns;
+		a->holdoff_ns = GI_MIN(2 * a->holdoff_ns, 64 * base);
+		auto_hand_over(w, GI_RUN_LCORE, now);
+		return 1;
+	}
+	case GI_AUTO_THREAD:
+		if (changed && now >= a->next_trial) {
+			a->state = GI_AUTO_INLINE; /* and tried again if the lcore saturates */
+			a->next_trial = now;
+			__atomic_store_n(&a->returns, a->returns + 1, __ATOMIC_RELAXED);
+			auto_hand_over(w, GI_RUN_LCORE, now);
+			return 1;
+		}
+		break;
+	}
+	auto_window(w, now);
+	return 0;
+}
+
+/* The thread of an auto worker waits here while its rx lcore runs it; 1 when the thread runs it. */
+static int auto_thread_runs(struct gi_exec_worker *w, int quit)
+{
+	if (__atomic_load_n(&w->au.runner, __ATOMIC_ACQUIRE) == GI_RUN_THREAD)
+		return 1;
+	if (!quit) {
+		struct timespec ts = { 0, 100000000 }; /* quit is seen within 0.1 s without a wake */
+		(void)syscall(SYS_futex, &w->au.runner, FUTEX_WAIT_PRIVATE, GI_RUN_LCORE, &ts, NULL, 0);
+	}
+	return 0;
+}
+
+int gi_executor_auto_info(const struct gi_executor *ex, uint32_t k, struct gi_exec_auto_info *out)
+{
+	if (ex->ops != &gi_exec_host_ops || !host_auto(ex))
+		return -ENOTSUP;
+	if (k >= ex->n_workers)
+		return -ERANGE;
+	const struct gi_exec_worker *w = &ex->workers[k];
+	struct gi_exec_auto *a = (struct gi_exec_auto *)&w->au;
+	out->lcore = w->lcore;
+	out->decisions = __atomic_load_n(&a->decisions, __ATOMIC_ACQUIRE);
+	out->on_thread = __atomic_load_n(&a->runner, __ATOMIC_RELAXED) == GI_RUN_THREAD;
+	out->trials = __atomic_load_n(&a->trials, __ATOMIC_RELAXED);
+	out->inline_pps = __atomic_load_n(&a->inline_pps, __ATOMIC_RELAXED);
+	out->thread_pps = __atomic_load_n(&a->thread_pps, __ATOMIC_RELAXED);
+	out->kept_thread = __atomic_load_n(&a->kept_thread, __ATOMIC_RELAXED);
+	out->returns = __atomic_load_n(&a->returns, __ATOMIC_RELAXED);
+	out->thread_batches = __atomic_load_n(&a->thread_batches, __ATOMIC_RELAXED);
+	return 0;
+}
+
+uint32_t gi_executor_inline_workers(const struct gi_executor *ex)
+{
+	uint32_t n = 0;
+
+	if (ex->ops != &gi_exec_host_ops || (ex->conf.mode != GI_EXEC_INLINE && !host_auto(ex)))
+		return 0;
+	for (uint32_t k = 0; k < ex->n_workers; k++)
+		n += ex->conf.mode == GI_EXEC_INLINE ||
+		     __atomic_load_n(&ex->workers[k].au.runner, __ATOMIC_RELAXED) == GI_RUN_LCORE;
+	return n;
+}
+
+uint32_t gi_exec_worker_poll(struct gi_exec_worker *w, uint32_t rx_empty)
+{
+	struct gi_executor *ex = w->ex;
+	int au = host_auto(ex);
+	uint32_t paused, n = 0;
+
+	if (au && __atomic_load_n(&w->au.runner, __ATOMIC_ACQUIRE) != GI_RUN_LCORE)
+		return 0; /* its thread runs it */
+	paused = __atomic_load_n(&ex->paused, __ATOMIC_RELAXED);
+	if (paused == GI_EXEC_RUN) {
+		n = worker_serve(w);
+		GI_COUNTER_ADD(&w->ctr.loops, 1);
+	}
+	if (au) {
+		w->au.passes++;
+		w->au.empty += rx_empty != 0;
+		if (ex->n_workers == 1)
+			host_check_mailbox(ex); /* between batches, as the thread would */
+	}
+	uint64_t now = gi_now_ns();
+	if (now >= w->next_tick) {
+		worker_tick(w, now, 0);
+		w->next_tick = now + ex->conf.tick_ns;
+		if (au && paused == GI_EXEC_RUN)
+			(void)auto_control(w, now); /* the last touch of w if it handed it over */
+		else if (au)
+			auto_window(w, now); /* a paused window measures nothing */
+	}
+	return n;
+}
+
 static void *host_loop(void *arg)
 {
 	struct gi_exec_worker *w = arg;
 	struct gi_executor *ex = w->ex;
 	struct gi_idle idle;
+	int au = host_auto(ex);
 
 	gi_idle_init(&idle, ex->conf.idle);
-	w->next_tick = gi_now_ns() + ex->conf.tick_ns;
+	if (!au)
+		w->next_tick = gi_now_ns() + ex->conf.tick_ns; /* auto: set by the hand-over */
 	for (;;) {
 		int quit = __atomic_load_n(&ex->quit, __ATOMIC_ACQUIRE);
 		uint32_t paused = __atomic_load_n(&ex->paused, __ATOMIC_RELAXED);
 		uint32_t n = 0;
 
+		if (au && !auto_thread_runs(w, quit)) {
+			if (quit)
+				break; /* the lcore ran it last; host_stop() drains what is left */
+			continue;
+		}
 		if (paused == GI_EXEC_RUN)
 			n = worker_serve(w);
+		if (au && n)
+			__atomic_store_n(&w->au.thread_batches, w->au.thread_batches + n, __ATOMIC_RELAXED);
 		if (ex->n_workers == 1)
 			host_check_mailbox(ex); /* between batches: no packet is half classified */
 		/* progress only for a pass that served every ring: counting paused
@@ -230,13 +419,18 @@ static void *host_loop(void *arg)
 		if (now >= w->next_tick) {
 			worker_tick(w, now, 0);
 			w->next_tick = now + ex->conf.tick_ns;
+			if (au && paused == GI_EXEC_RUN && auto_control(w, now))
+				continue; /* the lcore runs it now */
+			if (au && paused != GI_EXEC_RUN)
+				auto_window(w, now); /* a paused window measures nothing */
 		}
 		if (n)
 			gi_idle_work(&idle);
 		else
 			gi_idle_empty(&idle, w->next_tick - now);
 	}
-	worker_tick(w, gi_now_ns(), 1);
+	if (!au)
+		worker_tick(w, gi_now_ns(), 1); /* auto: host_stop() flushes, once both runners have left */
 	__atomic_fetch_add(&ex->drained, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -283,32 +477,34 @@ static int host_stop(struct gi_executor *ex, uint64_t timeout_ns)
 	for (uint32_t r = 0; r < ex->conf.n_rings; r++)
 		GI_STORE_RELEASE_U64(&ex->conf.rings[r]->stop, 1);
 
-	if (ex->conf.mode == GI_EXEC_INLINE) {
-		/* the rx lcores have returned: what they left is served here, then flushed */
+	if (host_auto(ex))
+		for (uint32_t k = 0; k < ex->n_workers; k++)
+			futex_wake_all(&ex->workers[k].au.runner); /* the threads asleep see quit */
+	if (running) {
+		uint64_t deadline = gi_now_ns() + timeout_ns;
+		while (__atomic_load_n(&ex->drained, __ATOMIC_ACQUIRE) < running) {
+			if (gi_now_ns() > deadline)
+				return -ETIMEDOUT; /* leave the threads: they may still touch the rings */
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		}
+		for (uint32_t k = 0; k < ex->n_workers; k++)
+			if (ex->workers[k].running) {
+				pthread_join(ex->workers[k].thread, NULL);
+				ex->workers[k].running = 0;
+			}
+	}
+	if (ex->conf.mode == GI_EXEC_INLINE || host_auto(ex)) {
+		/* the rx lcores have returned (and auto's threads): what they left is served here, then flushed */
 		if (__atomic_load_n(&ex->paused, __ATOMIC_RELAXED) == GI_EXEC_HANG)
 			return -ETIMEDOUT;
-		if (__atomic_exchange_n(&ex->drained, 1, __ATOMIC_ACQ_REL))
+		if (__atomic_exchange_n(&ex->flushed, 1, __ATOMIC_ACQ_REL))
 			return 0;
 		for (uint32_t k = 0; k < ex->n_workers; k++) {
 			(void)worker_serve(&ex->workers[k]);
 			worker_tick(&ex->workers[k], gi_now_ns(), 1);
 		}
-		return 0;
 	}
-	if (running == 0)
-		return 0;
-	uint64_t deadline = gi_now_ns() + timeout_ns;
-	while (__atomic_load_n(&ex->drained, __ATOMIC_ACQUIRE) < running) {
-		if (gi_now_ns() > deadline)
-			return -ETIMEDOUT; /* leave the threads: they may still touch the rings */
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
-	}
-	for (uint32_t k = 0; k < ex->n_workers; k++)
-		if (ex->workers[k].running) {
-			pthread_join(ex->workers[k].thread, NULL);
-			ex->workers[k].running = 0;
-		}
 	return 0;
 }
 
@@ -374,8 +570,8 @@ const struct gi_executor_ops gi_exec_host_ops = {
 
 /*
  * Host workers: threads mode puts group g on worker g % threads; inline
- * puts it on the worker of the lcore that publishes its rings, which must be
- * one lcore — two lcores serving one group would write its streams from two
+ * and auto put it on the worker of the lcore that publishes its rings, which
+ * must be one lcore — two lcores serving one group would write its streams from two
  * threads.  Sets each stream's group (= its worker) and local index.
  */
 int gi_exec_workers_build(struct gi_executor *ex, const struct gi_exec_group *groups, uint32_t n_groups, char *err,
@@ -385,11 +581,12 @@ int gi_exec_workers_build(struct gi_executor *ex, const struct gi_exec_group *gr
 	struct gi_exec_ctx *ctx = c->ctx;
 	uint32_t *worker_of = calloc(n_groups ? n_groups : 1, sizeof(*worker_of));
 	uint32_t lcores[64], n_lcores = 0;
+	int per_lcore = c->mode == GI_EXEC_INLINE || c->mode == GI_EXEC_AUTO; /* auto: executor.c checked it can */
 	int rc = 0;
 
 	if (!worker_of)
 		return -ENOMEM;
-	if (c->mode == GI_EXEC_INLINE) {
+	if (per_lcore) {
 		if (!c->ring_lcore) {
 			snprintf(err, errlen, "executor.mode inline: the rx lcore of each ring is not known");
 			free(worker_of);
@@ -440,7 +637,8 @@ int gi_exec_workers_build(struct gi_executor *ex, const struct gi_exec_group *gr
 		w->ex = ex;
 		w->id = k;
 		w->owner = ex->n_workers == 1 ? GI_GROUP_ANY : k;
-		w->lcore = c->mode == GI_EXEC_INLINE && k < n_lcores ? lcores[k] : 0;
+		w->lcore = per_lcore && k < n_lcores ? lcores[k] : 0;
+		w->au.holdoff_ns = c->auto_holdoff_ns ? c->auto_holdoff_ns : GI_AUTO_HOLDOFF_NS;
 		for (uint32_t g = 0; g < n_groups; g++)
 			if (worker_of[g] == k)
 				nr += groups[g].n_rings, ns += groups[g].n_streams;

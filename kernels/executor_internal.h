@@ -12,6 +12,31 @@
 
 struct host_swap;
 
+/*
+ * Mode auto on the host (executor.h): who runs a worker, and the
+ * measurements its runner keeps.  `runner` is the only word both sides
+ * read: the runner hands the worker over with a release store (and a futex
+ * wake for the thread), the other side takes it up with an acquire load.
+ * The rest is the runner's; the info words are also read by other threads.
+ */
+enum { GI_RUN_LCORE = 0, GI_RUN_THREAD = 1 };
+enum gi_auto_state { GI_AUTO_INLINE = 0, GI_AUTO_TRIAL, GI_AUTO_THREAD };
+
+struct gi_exec_auto {
+	uint32_t runner;          /* GI_RUN_* */
+	uint32_t state;           /* enum gi_auto_state */
+	uint64_t win_start;       /* this window: its start */
+	uint64_t win_pkts;        /* ... ctr.packets then */
+	uint64_t passes, empty;   /* ... rx passes of the lcore, and those that received nothing */
+	uint64_t kept_pps;        /* the rate when the worker was last placed */
+	uint32_t moved;           /* windows in a row whose rate is 2x from kept_pps */
+	uint64_t holdoff_ns;      /* the next trial's least distance from the last */
+	uint64_t next_trial;      /* no trial before */
+	uint64_t last_trial;      /* when the last one started */
+	uint64_t trials, decisions, inline_pps, thread_pps, returns, thread_batches; /* gi_exec_auto_info */
+	uint32_t kept_thread;
+};
+
 struct gi_exec_worker {
 	struct gi_exec_counters ctr __attribute__((aligned(GI_CACHE_LINE)));
 	struct gi_executor *ex;
@@ -27,6 +52,7 @@ struct gi_exec_worker {
 	uint64_t next_tick;
 	pthread_t thread;
 	int running;
+	struct gi_exec_auto au;   /* mode auto on the host */
 };
 
 struct gi_executor {
@@ -36,7 +62,8 @@ struct gi_executor {
 	struct gi_exec_worker *workers;
 	uint32_t quit;       /* main → workers: rx is stopped, drain and leave */
 	uint32_t paused;     /* test hook: enum gi_exec_pause */
-	uint32_t drained;    /* workers → main: how many have flushed and left */
+	uint32_t drained;    /* worker threads → main: how many have flushed and left */
+	uint32_t flushed;    /* modes inline and auto: host_stop() has served and flushed what the workers left */
 	/* live reload (one worker only): main posts a swap (release), the worker
 	 * takes it between batches (acquire exchange), applies it and bumps swaps_done */
 	struct host_swap *mailbox;

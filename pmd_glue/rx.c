@@ -207,7 +207,7 @@ static void rxq_drain(struct gi_rxq *q, struct gi_exec_worker *exec, uint64_t de
 		rxq_publish(q);
 	while (GI_LOAD_ACQUIRE_U64(&q->ring->tail) < q->head && gi_now_ns() < deadline) {
 		if (exec)
-			(void)gi_exec_worker_poll(exec);
+			(void)gi_exec_worker_poll(exec, 1);
 		else
 			rte_pause();
 	}
@@ -251,8 +251,8 @@ int gi_rx_lcore_main(void *arg)
 			got += rxq_poll(lc->queues[i]);
 			open |= lc->queues[i]->open_n;
 		}
-		if (lc->exec) /* inline: run the phases on what was just published */
-			got += gi_exec_worker_poll(lc->exec);
+		if (lc->exec) /* inline (or auto's choice): run the phases on what was just published */
+			got += gi_exec_worker_poll(lc->exec, got == 0);
 		GI_COUNTER_ADD(&lc->loops, 1);
 		if (got) {
 			GI_COUNTER_ADD(&lc->busy_polls, 1);

@@ -30,7 +30,7 @@ for fam in up build_info port_rx_packets_total queue_rx_packets_total batches_pu
   stream_lost_packets_total stream_duplicate_packets_total stream_late_packets_total \
   stream_reordered_packets_total stream_frames_total batch_latency_seconds frame_latency_seconds \
   ring_occupancy config_reloads_total lcore_polls_total executor_busy_seconds_total executor_busy_ratio \
-  port_xstats_total; do
+  executor_inline_workers executor_auto_trials_total port_xstats_total; do
   grep -q "^# TYPE gpuingest_$fam " "$T/unix.txt" || fail "family gpuingest_$fam missing"
   grep -q "^# TYPE gpuingest_$fam " "$T/tcp.txt" || fail "family gpuingest_$fam missing on TCP"
 done

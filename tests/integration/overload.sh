@@ -31,6 +31,7 @@ log:
   level: info
 executor:
   backend: host
+  mode: threads   # its own thread, as slow as it is: auto would run it inline, and rx would slow down with it
   idle: adaptive
 lcores:
   - id: 1

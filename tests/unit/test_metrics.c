@@ -75,6 +75,8 @@ static void fill_snapshot(struct gi_metrics_snapshot *s, const char *second_stre
 	s->batches_completed = 99;
 	s->executor_busy_ns = 1500000000ull;
 	s->executor_busy_ratio = 0.25;
+	s->executor_inline_workers = 2;
+	s->executor_auto_trials = 3;
 	s->drops[GI_DROP_RING_FULL] = 17;
 	s->drops[GI_DROP_MALFORMED_MAGIC] = 1;
 	for (int i = 0; i < 5; i++)
@@ -142,6 +144,10 @@ static void test_sample_lines(void **state)
 		"gpuingest_executor_busy_seconds_total 1.5",
 		"# TYPE gpuingest_executor_busy_ratio gauge",
 		"gpuingest_executor_busy_ratio 0.25",
+		"# TYPE gpuingest_executor_inline_workers gauge",
+		"gpuingest_executor_inline_workers 2",
+		"# TYPE gpuingest_executor_auto_trials_total counter",
+		"gpuingest_executor_auto_trials_total 3",
 		"# TYPE gpuingest_port_xstats_total counter",
 		"gpuingest_port_xstats_total{port=\"sensor0\",name=\"rx_discards_phy\"} 42",
 		"gpuingest_port_xstats_total{port=\"sensor0\",name=\"rx_out_of_buffer\"} 7",
@@ -269,7 +275,7 @@ static void test_families_whole(void **state)
 				fail_msg("sample outside its family %s: %s", family, line);
 		}
 	}
-	assert_int_equal(n_seen, 35);
+	assert_int_equal(n_seen, 37);
 	free(t);
 }
 

@@ -643,16 +643,40 @@ struct feeder {
 	uint32_t n;
 	uint32_t *len;
 	uint32_t *ring_of; /* which ring packet i goes to */
+	struct gi_executor *auto_ex; /* mode auto: pace the batches; in the second half, until the thread of a
+				      * ring's worker has served a batch, publish that ring's batches while
+				      * the thread runs it */
 };
 
-static void feed_publish(struct feeder *fd, uint32_t r, uint64_t *head, uint32_t *open)
+/* Mode auto: whether every worker has had a trial decided. */
+static int auto_decided(struct gi_executor *ex, uint64_t at_least)
+{
+	struct gi_exec_auto_info ai;
+	for (uint32_t k = 0; k < gi_executor_workers(ex); k++)
+		if (gi_executor_auto_info(ex, k, &ai) < 0 || ai.decisions < at_least)
+			return 0;
+	return 1;
+}
+
+static void feed_publish(struct feeder *fd, uint32_t r, uint64_t *head, uint32_t *open, int second_half)
 {
 	struct gi_batch_slot *s = gi_ring_slot(fd->ring[r], head[r]);
+	struct gi_exec_auto_info ai;
+
+	/* worker r is ring r's (one group each); a trial comes every few ms (bounded wait) */
+	if (fd->auto_ex && second_half && gi_executor_auto_info(fd->auto_ex, r, &ai) == 0 && !ai.thread_batches)
+		for (uint64_t until = gi_now_ns() + 10000000000ull;
+		     gi_executor_auto_info(fd->auto_ex, r, &ai) == 0 && !ai.on_thread && gi_now_ns() < until;)
+			sched_yield();
 	s->n_pkts = open[r];
 	s->port = (uint16_t)r;
 	s->t_publish_ns = gi_now_ns();
 	gi_ring_publish(fd->ring[r], head[r]++);
 	open[r] = 0;
+	if (fd->auto_ex) { /* a batch every 50 us: windows of 1 ms see several */
+		struct timespec ts = { 0, 50000 };
+		nanosleep(&ts, NULL);
+	}
 }
 
 /* The rx lcores' part: packets into batches of varying size on their ring, doorbells rung. */
@@ -671,19 +695,37 @@ static void *feed(void *arg)
 		gi_slot_addr(s)[open[r]] = (uint64_t)(uintptr_t)fd->pkts[i];
 		gi_slot_len(s, MAXB)[open[r]] = fd->len[i];
 		if (++open[r] == target[r]) {
-			feed_publish(fd, r, head, open);
+			feed_publish(fd, r, head, open, i >= fd->n / 2);
 			target[r] = 1 + (i * 7919u) % MAXB;
 		}
 	}
 	for (uint32_t r = 0; r < 2; r++)
 		if (open[r])
-			feed_publish(fd, r, head, open);
+			feed_publish(fd, r, head, open, 1);
 	return NULL;
 }
 
-static void test_two_worker_threads(void **state)
+/* Mode auto's rx lcores: poll their worker, every pass a full one (saturated), until told to stop. */
+struct lcore_sim {
+	struct gi_exec_worker *w;
+	uint32_t *stop;
+};
+
+static void *lcore_run(void *arg)
 {
-	(void)state;
+	struct lcore_sim *l = arg;
+	while (!__atomic_load_n(l->stop, __ATOMIC_ACQUIRE))
+		(void)gi_exec_worker_poll(l->w, 0);
+	return NULL;
+}
+
+/*
+ * Two groups on two workers, fed from another thread: threads mode (two
+ * worker threads), or host auto (two rx lcores, each handing its worker to
+ * its thread and back as trials go), against the serial path.
+ */
+static void two_workers(enum gi_exec_mode mode)
+{
 	/* the same two udp_seq streams on ports 0 and 1: one ring and one group each */
 	static const struct exf_conf two = { .format = GI_FORMAT_UDP_SEQ, .n_streams = 2, .packets = PPF,
 					     .payload = PAYLOAD, .window = WINDOW, .slots = 16 };
@@ -726,25 +768,70 @@ static void test_two_worker_threads(void **state)
 		gi_ring_init(rings[r], RING_SLOTS, MAXB, 0);
 		fd.ring[r] = rings[r];
 	}
-	uint32_t r0 = 0, r1 = 1;
+	uint32_t r0 = 0, r1 = 1, lcores[2] = { 2, 3 };
 	uint16_t s0 = 0, s1 = 1;
 	struct gi_exec_group groups[2] = { { 1, &r0, 1, &s0 }, { 1, &r1, 1, &s1 } };
-	struct gi_executor_conf c = { .backend = GI_BACKEND_HOST, .mode = GI_EXEC_THREADS, .threads = 2,
+	struct gi_executor_conf c = { .backend = GI_BACKEND_HOST, .mode = mode, .threads = 2,
 				      .idle = GI_IDLE_BUSY, .cpu = -1, .n_rings = 2, .rings = rings, .n_groups = 2,
-				      .groups = groups, .ctx = &w.ctx, .tick_ns = 1000000 };
+				      .groups = groups, .ctx = &w.ctx, .tick_ns = 1000000,
+				      .ring_lcore = mode == GI_EXEC_AUTO ? lcores : NULL,
+				      .auto_window_ns = 1000000, .auto_holdoff_ns = 1000000 };
 	struct gi_executor *ex = NULL;
 	char err[256];
 	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), 0);
 	assert_int_equal(gi_executor_workers(ex), 2);
 	assert_int_equal(gi_executor_can_swap_streams(ex), 0);
-	assert_non_null(strstr(gi_executor_swap_why(ex), "2 worker threads"));
+	assert_non_null(strstr(gi_executor_swap_why(ex), mode == GI_EXEC_AUTO ? "2 workers (one per rx lcore, mode auto)"
+									     : "2 worker threads"));
 	assert_int_equal(w.st[0].group, 0);
 	assert_int_equal(w.st[1].group, 1);
 	assert_int_equal(gi_executor_start(ex), 0);
 
+	uint32_t lc_stop = 0;
+	struct lcore_sim ls[2];
+	pthread_t lct[2];
+	if (mode == GI_EXEC_AUTO) {
+		struct gi_exec_auto_info ai;
+		fd.auto_ex = ex;
+		assert_int_equal(gi_executor_inline_workers(ex), 2); /* inline first */
+		assert_null(gi_executor_inline_worker(ex, 4));
+		for (int k = 0; k < 2; k++) {
+			ls[k] = (struct lcore_sim){ gi_executor_inline_worker(ex, lcores[k]), &lc_stop };
+			assert_non_null(ls[k].w);
+			assert_int_equal(gi_executor_auto_info(ex, (uint32_t)k, &ai), 0);
+			assert_int_equal(ai.lcore, lcores[k]);
+			assert_int_equal(ai.on_thread, 0);
+			pthread_create(&lct[k], NULL, lcore_run, &ls[k]);
+		}
+		assert_int_equal(gi_executor_auto_info(ex, 2, &ai), -ERANGE);
+	} else {
+		struct gi_exec_auto_info ai;
+		assert_int_equal(gi_executor_auto_info(ex, 0, &ai), -ENOTSUP);
+		assert_int_equal(gi_executor_inline_workers(ex), 0);
+	}
+
 	pthread_t producer;
 	pthread_create(&producer, NULL, feed, &fd);
 	pthread_join(producer, NULL);
+	if (mode == GI_EXEC_AUTO) { /* as the daemon does: the rx lcores return, then the executor stops */
+		/* a second trial: after one that kept inline, or once the rate of one kept on the thread fell
+		 * with the traffic (bounded: trials come every few ms here) */
+		for (uint64_t until = gi_now_ns() + 10000000000ull; !auto_decided(ex, 2) && gi_now_ns() < until;)
+			sched_yield();
+		assert_true(auto_decided(ex, 2)); /* the lcores handed their workers over, and they came back */
+		for (uint32_t k = 0; k < 2; k++) {
+			struct gi_exec_auto_info ai;
+			gi_executor_auto_info(ex, k, &ai);
+			print_message("auto worker %u: %llu trials, %llu batches on its thread, the last: %llu pps inline, "
+				      "%llu on the thread\n",
+				      k, (unsigned long long)ai.trials, (unsigned long long)ai.thread_batches,
+				      (unsigned long long)ai.inline_pps, (unsigned long long)ai.thread_pps);
+			assert_true(ai.thread_batches > 0); /* the thread served this ring's batches in a trial */
+		}
+		__atomic_store_n(&lc_stop, 1, __ATOMIC_RELEASE);
+		for (int k = 0; k < 2; k++)
+			pthread_join(lct[k], NULL);
+	}
 	assert_int_equal(gi_executor_stop(ex, 10000000000ull), 0);
 	struct gi_exec_counters ec;
 	gi_executor_counters(ex, &ec);
@@ -807,6 +894,82 @@ static void test_two_worker_threads(void **state)
 	free(fd.len);
 	free(fd.ring_of);
 	exf_fini(&ref);
+	exf_fini(&w);
+}
+
+static void test_two_worker_threads(void **state)
+{
+	(void)state;
+	two_workers(GI_EXEC_THREADS);
+}
+
+static void test_auto_hands_over(void **state)
+{
+	(void)state;
+	two_workers(GI_EXEC_AUTO);
+}
+
+/* Host auto's choice: what counts as a saturated lcore, and how much better a thread must be. */
+static void test_auto_choice(void **state)
+{
+	(void)state;
+	assert_false(gi_exec_auto_saturated(0, 0));       /* no passes: nothing known */
+	assert_false(gi_exec_auto_saturated(63, 0));      /* too few to say */
+	assert_true(gi_exec_auto_saturated(64, 0));
+	assert_true(gi_exec_auto_saturated(1000, 9));     /* 0.9% empty */
+	assert_false(gi_exec_auto_saturated(1000, 10));   /* 1%: the lcore waited for packets */
+	assert_false(gi_exec_auto_saturated(1000, 1000));
+	assert_false(gi_exec_auto_keep_thread(0, 0));
+	assert_true(gi_exec_auto_keep_thread(0, 1));
+	assert_false(gi_exec_auto_keep_thread(1000000, 1100000)); /* 10%: not enough for a second core */
+	assert_true(gi_exec_auto_keep_thread(1000000, 1100001));
+	assert_false(gi_exec_auto_keep_thread(13700000, 5000000)); /* the 2-core VM's replay at 1 KiB */
+	assert_true(gi_exec_auto_keep_thread(10000000, 20000000));
+}
+
+/* Auto on the host is threads where a group's rings are on two lcores, and says why. */
+static void test_auto_split_group_threads(void **state)
+{
+	(void)state;
+	static const struct exf_conf one = { .format = GI_FORMAT_UDP_SEQ, .n_streams = 1, .packets = PPF,
+					     .payload = PAYLOAD, .window = WINDOW, .slots = 16 };
+	struct exec_fixture w;
+	exf_init(&w, &one);
+	uint64_t rb = gi_ring_bytes(4, 8, 0);
+	struct gi_batch_ring *rings[2];
+	for (int r = 0; r < 2; r++) {
+		rings[r] = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
+		memset(rings[r], 0, rb);
+		gi_ring_init(rings[r], 4, 8, 0);
+	}
+	uint32_t both[2] = { 0, 1 }, lcores[2] = { 2, 3 };
+	uint16_t s0 = 0;
+	struct gi_exec_group g = { 2, both, 1, &s0 };
+	struct gi_executor_conf c = { .backend = GI_BACKEND_HOST, .mode = GI_EXEC_AUTO, .idle = GI_IDLE_BUSY,
+				      .cpu = -1, .n_rings = 2, .rings = rings, .ring_lcore = lcores, .n_groups = 1,
+				      .groups = &g, .ctx = &w.ctx, .tick_ns = 1000000 };
+	struct gi_executor *ex = NULL;
+	char err[320] = "";
+	struct gi_exec_auto_info ai;
+	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), 0);
+	print_message("%s\n", gi_executor_why(ex));
+	assert_non_null(strstr(gi_executor_why(ex), "mode auto: rings 0 and 1 of one group are on rx lcores 2 and 3"));
+	assert_null(gi_executor_inline_worker(ex, 2));
+	assert_int_equal(gi_executor_auto_info(ex, 0, &ai), -ENOTSUP);
+	assert_int_equal(gi_executor_can_swap_streams(ex), 1); /* one worker thread */
+	gi_executor_destroy(ex);
+	/* one lcore: a worker for it, which a live reload can still reach */
+	lcores[1] = 2;
+	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), 0);
+	assert_string_equal(gi_executor_why(ex), "");
+	assert_non_null(gi_executor_inline_worker(ex, 2));
+	assert_int_equal(gi_executor_can_swap_streams(ex), 1);
+	assert_int_equal(gi_executor_start(ex), 0);
+	assert_int_equal(gi_executor_stop(ex, 1000000000ull), 0);
+	assert_int_equal(gi_executor_stop(ex, 1000000000ull), 0); /* twice: the second finds it done */
+	gi_executor_destroy(ex);
+	for (int r = 0; r < 2; r++)
+		free(rings[r]);
 	exf_fini(&w);
 }
 
@@ -913,6 +1076,9 @@ int main(void)
 		cmocka_unit_test(test_counter_half_range),
 		cmocka_unit_test(test_start_visible_with_next_frame),
 		cmocka_unit_test(test_two_worker_threads),
+		cmocka_unit_test(test_auto_hands_over),
+		cmocka_unit_test(test_auto_choice),
+		cmocka_unit_test(test_auto_split_group_threads),
 		cmocka_unit_test(test_inline_refuses_split_group),
 		cmocka_unit_test(test_divide_free),
 		cmocka_unit_test(test_icrc_slice_by_8),
