@@ -379,8 +379,9 @@ void gi_stats_auto_log(const struct gi_daemon *d)
 		if (n)
 			gi_log(GI_LOG_NOTICE,
 			       "executor auto: rx lcore %u: %llu trial%s decided; the last: saturated serving %.2f Mpps "
-			       "inline, its worker served %.2f Mpps on a thread of its own: %s%s",
+			       "inline, its worker served %.2f Mpps on a thread of its own for %.0f ms: %s%s",
 			       ai.lcore, (unsigned long long)n, n == 1 ? "" : "s", ai.inline_pps / 1e6, ai.thread_pps / 1e6,
+			       ai.trial_ns / 1e6,
 			       ai.kept_thread ? "the thread keeps it (until its rate moves by 2x)"
 					      : "back inline (the thread must serve 10% more)",
 			       ai.on_thread ? "; it runs on the thread now" : "; it runs inline now");

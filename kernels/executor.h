@@ -175,7 +175,8 @@ uint32_t gi_exec_worker_poll(struct gi_exec_worker *w, uint32_t rx_empty);
  *     (fewer than 1% of its rx passes received nothing), the worker goes to
  *     its thread for one window: a trial.
  *   - The thread keeps it if it served at least 10% more packets per second
- *     than the lcore did in the window before; else it goes back inline.
+ *     than the lcore did in the window before; else it goes back inline, at
+ *     once when after a fifth of the window it has served less than 80%.
  *   - Trials are at least GI_AUTO_HOLDOFF_NS apart; each trial that keeps
  *     inline doubles that, up to 64 times, and a served rate that moves by 2x
  *     (for three windows in a row: not a burst) starts over.  A worker kept
@@ -198,6 +199,7 @@ struct gi_exec_auto_info {
 	uint64_t decisions;      /* trials decided (a trial in progress is not) */
 	uint64_t inline_pps;     /* the last trial: packets per second the lcore served */
 	uint64_t thread_pps;     /* ... and the thread */
+	uint64_t trial_ns;       /* ... how long the thread ran it (shorter than a window: it lost early) */
 	uint32_t kept_thread;    /* ... and whether the thread kept it */
 	uint64_t returns;        /* times a worker kept on its thread went back inline as its rate moved */
 	uint64_t thread_batches; /* batches its thread served */
@@ -209,6 +211,7 @@ uint32_t gi_executor_inline_workers(const struct gi_executor *ex);
 /* The pure parts of auto's choice, for tests. */
 int gi_exec_auto_saturated(uint64_t passes, uint64_t empty);
 int gi_exec_auto_keep_thread(uint64_t inline_pps, uint64_t thread_pps);
+int gi_exec_auto_losing(uint64_t inline_pps, uint64_t thread_pps); /* a trial to end after a fifth of its window */
 
 /*
  * Live reload: make the executor run on a new stream table `next` (streams

@@ -33,7 +33,7 @@ struct gi_exec_auto {
 	uint64_t holdoff_ns;      /* the next trial's least distance from the last */
 	uint64_t next_trial;      /* no trial before */
 	uint64_t last_trial;      /* when the last one started */
-	uint64_t trials, decisions, inline_pps, thread_pps, returns, thread_batches; /* gi_exec_auto_info */
+	uint64_t trials, decisions, inline_pps, thread_pps, trial_ns, returns, thread_batches; /* gi_exec_auto_info */
 	uint32_t kept_thread;
 };
 

@@ -66,7 +66,7 @@ done
 line=$(grep -m1 "executor auto: rx lcore 1: " "$T/daemon.log") ||
   { cat "$T/daemon.log" >&2; fail "no trial logged within 30 s on a saturated lcore"; }
 echo "  $line"
-grep -Eq "trials? decided; the last: saturated serving [0-9.]+ Mpps inline, its worker served [0-9.]+ Mpps on a thread of its own: (the thread keeps it|back inline)" <<<"$line" ||
+grep -Eq "trials? decided; the last: saturated serving [0-9.]+ Mpps inline, its worker served [0-9.]+ Mpps on a thread of its own for [0-9]+ ms: (the thread keeps it|back inline)" <<<"$line" ||
   fail "the decision line does not say both rates and the outcome"
 page=$(metrics_unix) || fail "no metrics page"
 trials=$(sed -n 's/^gpuingest_executor_auto_trials_total \([0-9]*\)$/\1/p' <<<"$page")

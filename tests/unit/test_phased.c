@@ -925,6 +925,12 @@ static void test_auto_choice(void **state)
 	assert_true(gi_exec_auto_keep_thread(1000000, 1100001));
 	assert_false(gi_exec_auto_keep_thread(13700000, 5000000)); /* the 2-core VM's replay at 1 KiB */
 	assert_true(gi_exec_auto_keep_thread(10000000, 20000000));
+	/* a trial ends after a fifth of its window when the thread serves below 80% of inline */
+	assert_true(gi_exec_auto_losing(14500000, 9660000));  /* the VM's replay at 64 B */
+	assert_true(gi_exec_auto_losing(1000, 799));
+	assert_false(gi_exec_auto_losing(1000, 800));
+	assert_false(gi_exec_auto_losing(1000, 1200));
+	assert_false(gi_exec_auto_losing(0, 0));             /* nothing measured inline: the whole window */
 }
 
 /* Auto on the host is threads where a group's rings are on two lcores, and says why. */
