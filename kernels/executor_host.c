@@ -272,8 +272,11 @@ static int auto_control(struct gi_exec_worker *w, uint64_t now)
 	} else {
 		pps = auto_window_pps(w, now);
 	}
-	/* the load changed: 2x from the rate the worker was placed at, three windows in a row (not a burst) */
-	if (a->state != GI_AUTO_TRIAL && rate_moved(pps, a->kept_pps)) {
+	/* the load changed: 2x from the rate the worker was placed at, three windows in a row (not a
+	 * burst); on the thread, counted only once its least stay is over, so that a change within
+	 * it is acted upon, not forgotten */
+	if ((a->state == GI_AUTO_INLINE || (a->state == GI_AUTO_THREAD && now >= a->next_trial)) &&
+	    rate_moved(pps, a->kept_pps)) {
 		if (++a->moved >= 3) {
 			changed = 1;
 			a->moved = 0;
@@ -318,7 +321,7 @@ static int auto_control(struct gi_exec_worker *w, uint64_t now)
 		return 1;
 	}
 	case GI_AUTO_THREAD:
-		if (changed && now >= a->next_trial) {
+		if (changed) {
 			a->state = GI_AUTO_INLINE; /* and tried again if the lcore saturates */
 			a->next_trial = now;
 			__atomic_store_n(&a->returns, a->returns + 1, __ATOMIC_RELAXED);
