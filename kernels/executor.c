@@ -237,33 +237,19 @@ static int conf_check(const struct gi_executor_conf *conf, char *err, size_t err
 static int auto_per_lcore(const struct gi_executor_conf *conf, const struct gi_exec_group *groups, uint32_t n_groups,
 			  struct gi_executor *ex)
 {
-	uint32_t lcores[64], n = 0;
+	uint32_t lcores[64], n, bad_g, bad_i;
 	size_t at = strlen(ex->why);
 
 	if (!conf->ring_lcore)
 		return 0; /* no rx lcores (tests, tools): threads */
-	for (uint32_t g = 0; g < n_groups; g++) {
-		if (!groups[g].n_rings)
-			continue;
-		uint32_t l = conf->ring_lcore[groups[g].rings[0]], k = 0;
-		for (uint32_t i = 1; i < groups[g].n_rings; i++)
-			if (conf->ring_lcore[groups[g].rings[i]] != l) {
-				snprintf(ex->why + at, sizeof(ex->why) - at,
-					 "%smode auto: rings %u and %u of one group are on rx lcores %u and %u, so a "
-					 "worker thread serves them",
-					 at ? "; " : "", groups[g].rings[0], groups[g].rings[i], l,
-					 conf->ring_lcore[groups[g].rings[i]]);
-				return 0;
-			}
-		while (k < n && lcores[k] != l)
-			k++;
-		if (k == n) {
-			if (n == 64)
-				return 0; /* as many threads as the worker build allows lcores */
-			lcores[n++] = l;
-		}
-	}
-	return 1;
+	int rc = gi_exec_group_lcores(conf, groups, n_groups, NULL, lcores, &n, &bad_g, &bad_i);
+	if (rc == -EINVAL)
+		snprintf(ex->why + at, sizeof(ex->why) - at,
+			 "%smode auto: rings %u and %u of one group are on rx lcores %u and %u, so a worker thread "
+			 "serves them",
+			 at ? "; " : "", groups[bad_g].rings[0], groups[bad_g].rings[bad_i],
+			 conf->ring_lcore[groups[bad_g].rings[0]], conf->ring_lcore[groups[bad_g].rings[bad_i]]);
+	return rc == 0; /* past 64 lcores: as many threads as the worker build allows lcores */
 }
 
 int gi_executor_create(const struct gi_executor_conf *conf, struct gi_executor **out, char *err, size_t errlen)

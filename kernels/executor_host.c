@@ -353,7 +353,7 @@ int gi_executor_auto_info(const struct gi_executor *ex, uint32_t k, struct gi_ex
 	if (k >= ex->n_workers)
 		return -ERANGE;
 	const struct gi_exec_worker *w = &ex->workers[k];
-	struct gi_exec_auto *a = (struct gi_exec_auto *)&w->au;
+	const struct gi_exec_auto *a = &w->au;
 	out->lcore = w->lcore;
 	out->decisions = __atomic_load_n(&a->decisions, __ATOMIC_ACQUIRE);
 	out->on_thread = __atomic_load_n(&a->runner, __ATOMIC_RELAXED) == GI_RUN_THREAD;
@@ -596,6 +596,38 @@ const struct gi_executor_ops gi_exec_host_ops = {
 };
 
 /*
+ * Modes inline and auto: the rx lcore of each group, which must publish all
+ * of the group's rings.  0 with lcores[] the distinct lcores (64 at most)
+ * and worker_of[g] (when not NULL) group g's index in it; -EINVAL when ring
+ * bad_i of group bad_g is on another lcore than the group's ring 0; -E2BIG
+ * past 64 lcores.
+ */
+int gi_exec_group_lcores(const struct gi_executor_conf *c, const struct gi_exec_group *groups, uint32_t n_groups,
+			 uint32_t *worker_of, uint32_t lcores[64], uint32_t *n_lcores, uint32_t *bad_g, uint32_t *bad_i)
+{
+	*n_lcores = 0;
+	for (uint32_t g = 0; g < n_groups; g++) {
+		uint32_t l = groups[g].n_rings ? c->ring_lcore[groups[g].rings[0]] : 0, w = 0;
+		for (uint32_t k = 1; k < groups[g].n_rings; k++)
+			if (c->ring_lcore[groups[g].rings[k]] != l) {
+				*bad_g = g;
+				*bad_i = k;
+				return -EINVAL;
+			}
+		while (w < *n_lcores && lcores[w] != l)
+			w++;
+		if (w == *n_lcores) {
+			if (*n_lcores == 64)
+				return -E2BIG;
+			lcores[(*n_lcores)++] = l;
+		}
+		if (worker_of)
+			worker_of[g] = w;
+	}
+	return 0;
+}
+
+/*
  * Host workers: threads mode puts group g on worker g % threads; inline
  * and auto put it on the worker of the lcore that publishes its rings, which
  * must be one lcore — two lcores serving one group would write its streams from two
@@ -619,31 +651,17 @@ int gi_exec_workers_build(struct gi_executor *ex, const struct gi_exec_group *gr
 			free(worker_of);
 			return -EINVAL;
 		}
-		for (uint32_t g = 0; g < n_groups && rc == 0; g++) {
-			uint32_t l = groups[g].n_rings ? c->ring_lcore[groups[g].rings[0]] : 0;
-			for (uint32_t k = 1; k < groups[g].n_rings; k++)
-				if (c->ring_lcore[groups[g].rings[k]] != l) {
-					snprintf(err, errlen,
-						 "executor.mode inline: rings %u and %u may carry the same streams (a port "
-						 "without rte_flow steering spreads them over its queues) but are served by "
-						 "lcores %u and %u; put those queues on one lcore, or use mode threads",
-						 groups[g].rings[0], groups[g].rings[k], l, c->ring_lcore[groups[g].rings[k]]);
-					rc = -EINVAL;
-					break;
-				}
-			uint32_t w = 0;
-			while (w < n_lcores && lcores[w] != l)
-				w++;
-			if (w == n_lcores) {
-				if (n_lcores == 64) {
-					snprintf(err, errlen, "executor.mode inline: more than 64 rx lcores");
-					rc = -E2BIG;
-					break;
-				}
-				lcores[n_lcores++] = l;
-			}
-			worker_of[g] = w;
-		}
+		uint32_t bad_g, bad_i;
+		rc = gi_exec_group_lcores(c, groups, n_groups, worker_of, lcores, &n_lcores, &bad_g, &bad_i);
+		if (rc == -EINVAL)
+			snprintf(err, errlen,
+				 "executor.mode inline: rings %u and %u may carry the same streams (a port "
+				 "without rte_flow steering spreads them over its queues) but are served by "
+				 "lcores %u and %u; put those queues on one lcore, or use mode threads",
+				 groups[bad_g].rings[0], groups[bad_g].rings[bad_i], c->ring_lcore[groups[bad_g].rings[0]],
+				 c->ring_lcore[groups[bad_g].rings[bad_i]]);
+		else if (rc == -E2BIG)
+			snprintf(err, errlen, "executor.mode inline: more than 64 rx lcores");
 		ex->n_workers = n_lcores ? n_lcores : 1;
 	} else {
 		uint32_t t = c->threads ? c->threads : 1;

@@ -78,5 +78,7 @@ extern const struct gi_executor_ops gi_exec_host_ops;
 int gi_exec_workers_build(struct gi_executor *ex, const struct gi_exec_group *groups, uint32_t n_groups, char *err,
 			  size_t errlen);
 void gi_exec_workers_free(struct gi_executor *ex);
+int gi_exec_group_lcores(const struct gi_executor_conf *c, const struct gi_exec_group *groups, uint32_t n_groups,
+			 uint32_t *worker_of, uint32_t lcores[64], uint32_t *n_lcores, uint32_t *bad_g, uint32_t *bad_i);
 
 #endif /* GI_EXECUTOR_INTERNAL_H */

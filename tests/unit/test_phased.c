@@ -933,31 +933,54 @@ static void test_auto_choice(void **state)
 	assert_false(gi_exec_auto_losing(0, 0));             /* nothing measured inline: the whole window */
 }
 
+/* One stream's group of two rings, ring i published by rx lcore lcores[i] (2 and 3 to start with). */
+struct split_group {
+	struct exec_fixture w;
+	struct gi_batch_ring *rings[2];
+	uint32_t both[2], lcores[2];
+	uint16_t s0;
+	struct gi_exec_group g;
+	struct gi_executor_conf c;
+};
+
+static void split_group_init(struct split_group *x, enum gi_exec_mode mode)
+{
+	static const struct exf_conf one = { .format = GI_FORMAT_UDP_SEQ, .n_streams = 1, .packets = PPF,
+					     .payload = PAYLOAD, .window = WINDOW, .slots = 16 };
+	uint64_t rb = gi_ring_bytes(4, 8, 0);
+
+	exf_init(&x->w, &one);
+	for (int r = 0; r < 2; r++) {
+		x->rings[r] = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
+		memset(x->rings[r], 0, rb);
+		gi_ring_init(x->rings[r], 4, 8, 0);
+		x->both[r] = (uint32_t)r;
+		x->lcores[r] = 2u + (uint32_t)r;
+	}
+	x->s0 = 0;
+	x->g = (struct gi_exec_group){ 2, x->both, 1, &x->s0 };
+	x->c = (struct gi_executor_conf){ .backend = GI_BACKEND_HOST, .mode = mode, .idle = GI_IDLE_BUSY, .cpu = -1,
+					  .n_rings = 2, .rings = x->rings, .ring_lcore = x->lcores, .n_groups = 1,
+					  .groups = &x->g, .ctx = &x->w.ctx, .tick_ns = 1000000 };
+}
+
+static void split_group_fini(struct split_group *x)
+{
+	for (int r = 0; r < 2; r++)
+		free(x->rings[r]);
+	exf_fini(&x->w);
+}
+
 /* Auto on the host is threads where a group's rings are on two lcores, and says why. */
 static void test_auto_split_group_threads(void **state)
 {
 	(void)state;
-	static const struct exf_conf one = { .format = GI_FORMAT_UDP_SEQ, .n_streams = 1, .packets = PPF,
-					     .payload = PAYLOAD, .window = WINDOW, .slots = 16 };
-	struct exec_fixture w;
-	exf_init(&w, &one);
-	uint64_t rb = gi_ring_bytes(4, 8, 0);
-	struct gi_batch_ring *rings[2];
-	for (int r = 0; r < 2; r++) {
-		rings[r] = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
-		memset(rings[r], 0, rb);
-		gi_ring_init(rings[r], 4, 8, 0);
-	}
-	uint32_t both[2] = { 0, 1 }, lcores[2] = { 2, 3 };
-	uint16_t s0 = 0;
-	struct gi_exec_group g = { 2, both, 1, &s0 };
-	struct gi_executor_conf c = { .backend = GI_BACKEND_HOST, .mode = GI_EXEC_AUTO, .idle = GI_IDLE_BUSY,
-				      .cpu = -1, .n_rings = 2, .rings = rings, .ring_lcore = lcores, .n_groups = 1,
-				      .groups = &g, .ctx = &w.ctx, .tick_ns = 1000000 };
+	struct split_group x;
+	split_group_init(&x, GI_EXEC_AUTO);
 	struct gi_executor *ex = NULL;
 	char err[320] = "";
 	struct gi_exec_auto_info ai;
-	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), 0);
+	assert_int_equal(gi_executor_create(&x.c, &ex, err, sizeof(err)), 0);
 	print_message("%s\n", gi_executor_why(ex));
 	assert_non_null(strstr(gi_executor_why(ex), "mode auto: rings 0 and 1 of one group are on rx lcores 2 and 3"));
 	assert_null(gi_executor_inline_worker(ex, 2));
@@ -965,8 +988,8 @@ static void test_auto_split_group_threads(void **state)
 	assert_int_equal(gi_executor_can_swap_streams(ex), 1); /* one worker thread */
 	gi_executor_destroy(ex);
 	/* one lcore: a worker for it, which a live reload can still reach */
-	lcores[1] = 2;
-	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), 0);
+	x.lcores[1] = 2;
+	assert_int_equal(gi_executor_create(&x.c, &ex, err, sizeof(err)), 0);
 	assert_string_equal(gi_executor_why(ex), "");
 	assert_non_null(gi_executor_inline_worker(ex, 2));
 	assert_int_equal(gi_executor_can_swap_streams(ex), 1);
@@ -974,50 +997,31 @@ static void test_auto_split_group_threads(void **state)
 	assert_int_equal(gi_executor_stop(ex, 1000000000ull), 0);
 	assert_int_equal(gi_executor_stop(ex, 1000000000ull), 0); /* twice: the second finds it done */
 	gi_executor_destroy(ex);
-	for (int r = 0; r < 2; r++)
-		free(rings[r]);
-	exf_fini(&w);
+	split_group_fini(&x);
 }
 
 /* Inline: one group on two lcores would be written by two threads. */
 static void test_inline_refuses_split_group(void **state)
 {
 	(void)state;
-	static const struct exf_conf one = { .format = GI_FORMAT_UDP_SEQ, .n_streams = 1, .packets = PPF,
-					     .payload = PAYLOAD, .window = WINDOW, .slots = 16 };
-	struct exec_fixture w;
-	exf_init(&w, &one);
-	uint64_t rb = gi_ring_bytes(4, 8, 0);
-	struct gi_batch_ring *rings[2];
-	for (int r = 0; r < 2; r++) {
-		rings[r] = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
-		memset(rings[r], 0, rb);
-		gi_ring_init(rings[r], 4, 8, 0);
-	}
-	uint32_t both[2] = { 0, 1 }, lcores[2] = { 2, 3 };
-	uint16_t s0 = 0;
-	struct gi_exec_group g = { 2, both, 1, &s0 };
-	struct gi_executor_conf c = { .backend = GI_BACKEND_HOST, .mode = GI_EXEC_INLINE, .idle = GI_IDLE_BUSY,
-				      .cpu = -1, .n_rings = 2, .rings = rings, .ring_lcore = lcores, .n_groups = 1,
-				      .groups = &g, .ctx = &w.ctx };
+	struct split_group x;
+	split_group_init(&x, GI_EXEC_INLINE);
 	struct gi_executor *ex = NULL;
 	char err[320] = "";
-	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), -EINVAL);
+	assert_int_equal(gi_executor_create(&x.c, &ex, err, sizeof(err)), -EINVAL);
 	assert_null(ex);
 	print_message("%s\n", err);
 	assert_non_null(strstr(err, "executor.mode inline: rings 0 and 1 may carry the same streams"));
 	assert_non_null(strstr(err, "lcores 2 and 3"));
 	/* one lcore: fine, and that lcore's worker serves both rings */
-	lcores[1] = 2;
-	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), 0);
+	x.lcores[1] = 2;
+	assert_int_equal(gi_executor_create(&x.c, &ex, err, sizeof(err)), 0);
 	assert_non_null(gi_executor_inline_worker(ex, 2));
 	assert_null(gi_executor_inline_worker(ex, 3));
 	assert_int_equal(gi_executor_start(ex), 0);
 	assert_int_equal(gi_executor_stop(ex, 1000000000ull), 0);
 	gi_executor_destroy(ex);
-	for (int r = 0; r < 2; r++)
-		free(rings[r]);
-	exf_fini(&w);
+	split_group_fini(&x);
 }
 
 /* ---- arithmetic ---------------------------------------------------------------- */
