@@ -557,13 +557,16 @@ GI_HD static inline void gi_phase_solo_place(const struct gi_exec_ctx *ctx, stru
 					     uint32_t nw)
 {
 	struct gi_rec *rec = gi_batch_recs(h);
+	struct gi_stream_geom geo = { 0 }; /* the group's one stream; its slots a frame at a time */
+	geo.stream = GI_STREAM_NONE;
 
 	for (uint32_t i = w; i < h->n; i += nw) {
 		struct gi_rec *r = &rec[i];
 		if (r->state != GI_REC_PARSED || r->rank >= h->solo_limit)
 			continue;
-		const struct gi_stream_rt *st = &ctx->streams[r->stream];
-		uint64_t *word = &gi_frame_bitmap(gi_stream_slot(st, r->frame))[r->index >> 6];
+		if (r->stream != geo.stream)
+			gi_stream_geom_load(&ctx->streams[r->stream], r->stream, &geo);
+		uint64_t *word = &gi_frame_bitmap(gi_geom_slot(&geo, r->frame))[r->index >> 6];
 		/* Atomic among this CTA's threads, which is all it must be: the CTA
 		 * is the frame's only writer, consumers only read.  On a frame ring
 		 * in host-mapped memory (backend gpudev) CUDA's atomics are atomic

@@ -250,6 +250,8 @@ struct gi_stream_geom {
 	uint64_t payload_off;
 	uint32_t payload_bytes;
 	uint32_t stream; /* whose (GI_STREAM_NONE: none yet) */
+	uint64_t last_frame; /* gi_geom_slot()'s last answer (last_slot NULL: none yet): a batch's records */
+	struct gi_frame_slot *last_slot; /* come a frame at a time, so most skip the division */
 };
 
 GI_HD static inline void gi_stream_geom_load(const struct gi_stream_rt *st, uint32_t si, struct gi_stream_geom *g)
@@ -260,13 +262,19 @@ GI_HD static inline void gi_stream_geom_load(const struct gi_stream_rt *st, uint
 	g->payload_off = st->payload_off;
 	g->payload_bytes = st->payload_bytes;
 	g->stream = si;
+	g->last_frame = 0;
+	g->last_slot = NULL;
 }
 
 /* gi_stream_slot() from the copy */
-GI_HD static inline struct gi_frame_slot *gi_geom_slot(const struct gi_stream_geom *g, uint64_t frame)
+GI_HD static inline struct gi_frame_slot *gi_geom_slot(struct gi_stream_geom *g, uint64_t frame)
 {
-	return (struct gi_frame_slot *)(g->ring + GI_ALIGN_UP(sizeof(struct gi_frame_ring_hdr), 4096) +
-					gi_div_r(&g->div_slots, frame) * g->slot_stride);
+	if (g->last_slot == NULL || frame != g->last_frame) {
+		g->last_frame = frame;
+		g->last_slot = (struct gi_frame_slot *)(g->ring + GI_ALIGN_UP(sizeof(struct gi_frame_ring_hdr), 4096) +
+							gi_div_r(&g->div_slots, frame) * g->slot_stride);
+	}
+	return g->last_slot;
 }
 
 /* gi_stream_payload() from the copy */
