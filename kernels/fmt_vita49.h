@@ -139,6 +139,17 @@ GI_HD static inline uint64_t gi_vita49_ps_to_seq(uint64_t sec, uint64_t frac_ps,
 	return sec * q + (hi / step << 16) + t / step;
 }
 
+/*
+ * ps / 1000 as a multiply (Granlund & Montgomery: exact for every 64-bit
+ * ps).  Written out because gcc merged `frac / 1000u` with the divides by
+ * ts_step_ps below into one `div` instruction: 16% of the parse's time on
+ * a stream that never sets ts_step_ps.
+ */
+GI_HD static inline uint64_t gi_vita49_ps_to_ns(uint64_t ps)
+{
+	return gi_umulhi64(ps >> 3, 0x20c49ba5e353f7cfull) >> 4;
+}
+
 /* 0 and `pi` filled, or the gi_drop_reason of the packet. */
 GI_HD static inline int gi_fmt_vita49_parse(const struct gi_format_params *fp, const uint8_t *u, uint32_t len,
 					    uint32_t hdr_avail, struct gi_pkt_info *pi)
@@ -180,7 +191,7 @@ GI_HD static inline int gi_fmt_vita49_parse(const struct gi_format_params *fp, c
 	if (tsf == GI_VITA49_TSF_REAL_PS) {
 		if (frac >= GI_VITA49_PS_PER_S)
 			return GI_DROP_MALFORMED_VERSION; /* not a picosecond count within a second */
-		pi->timestamp = sec * 1000000000ull + frac / 1000u;
+		pi->timestamp = sec * 1000000000ull + gi_vita49_ps_to_ns(frac);
 	} else {
 		pi->timestamp = tsf ? frac : sec * 1000000000ull;
 	}
