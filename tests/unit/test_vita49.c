@@ -262,6 +262,25 @@ static void check_frames(struct exec_fixture *f, int s)
 }
 
 /* Two streams on one UDP port, interleaved, context packets between: all placed, contexts counted. */
+/* the multiply that stands for ps / 1000 is exact at the edges and anywhere between (xorshift) */
+static void test_ps_to_ns(void **state)
+{
+	(void)state;
+	static const uint64_t edge[] = { 0, 1, 999, 1000, 1001, 999999, GI_VITA49_PS_PER_S - 1, GI_VITA49_PS_PER_S,
+					 1ull << 40, (1ull << 63) - 1, 1ull << 63, ~0ull, ~0ull - 999 };
+	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++)
+		assert_int_equal(gi_vita49_ps_to_ns(edge[i]), edge[i] / 1000u);
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < 1000000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint64_t v = i & 1 ? x : x % (GI_VITA49_PS_PER_S + 1); /* any word; a valid TSF */
+		if (gi_vita49_ps_to_ns(v) != v / 1000u)
+			fail_msg("ps_to_ns(%llu) = %llu", (unsigned long long)v, (unsigned long long)gi_vita49_ps_to_ns(v));
+	}
+}
+
 static void test_two_streams_and_context(void **state)
 {
 	struct exec_fixture *f = *state;
@@ -386,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_context_and_corrupt),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_ps_to_seq),
+		cmocka_unit_test(test_ps_to_ns),
 		cmocka_unit_test_setup_teardown(test_two_streams_and_context, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_count_wrap_short_losses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gap20_count_only, setup, teardown),
