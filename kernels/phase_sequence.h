@@ -110,9 +110,11 @@ GI_HD static inline uint32_t gi_phase_sequence_rec(struct gi_stream_rt *st, stru
  * 2a, first part: record `r`, the rank-th parsed record of its stream in
  * this batch, as the serial steps would place it if every record before it
  * was part of the run.  Reads the stream's batch-start state and the
- * record's frame slot, writes r->frame and r->index.  1: it fits.
+ * record's frame slot (through `geo`, the stream's geometry, which keeps
+ * the last slot found), writes r->frame and r->index.  1: it fits.
  */
-GI_HD static inline uint32_t gi_seq_fast_place(const struct gi_stream_rt *st, struct gi_rec *r, uint32_t rank)
+GI_HD static inline uint32_t gi_seq_fast_place(const struct gi_stream_rt *st, struct gi_stream_geom *geo,
+					       struct gi_rec *r, uint32_t rank)
 {
 	const struct gi_format_params *fp = &st->fp;
 	const struct gi_pkt_info *pi = &r->pi;
@@ -171,8 +173,8 @@ GI_HD static inline uint32_t gi_seq_fast_place(const struct gi_stream_rt *st, st
 	if (pi->payload_len != gi_stream_pkt_bytes(st, index) || (pi->meta && index + 1 < st->data_packets))
 		return 0;
 	/* a copy already in its frame from an earlier batch: the serial steps count it */
-	const struct gi_frame_slot *s = gi_stream_slot(st, frame);
-	if (gi_frame_is_open(s, frame) && (gi_frame_bitmap((struct gi_frame_slot *)s)[index >> 6] >> (index & 63) & 1))
+	struct gi_frame_slot *s = gi_geom_slot(geo, frame);
+	if (gi_frame_is_open(s, frame) && (gi_frame_bitmap(s)[index >> 6] >> (index & 63) & 1))
 		return 0;
 	r->frame = frame;
 	r->index = index;
@@ -326,6 +328,8 @@ GI_HD static inline void gi_phase_run_place(const struct gi_exec_ctx *ctx, struc
 					    uint32_t nw)
 {
 	struct gi_rec *rec = gi_batch_recs(h);
+	struct gi_stream_geom geo = { 0 }; /* the last record's stream (stream.h) */
+	geo.stream = GI_STREAM_NONE;
 
 	for (uint32_t i = w; i < h->n; i += nw) {
 		struct gi_rec *r = &rec[i];
@@ -347,7 +351,9 @@ GI_HD static inline void gi_phase_run_place(const struct gi_exec_ctx *ctx, struc
 			r->prev = (uint16_t)prev;
 			r->rank = (uint16_t)rank;
 		}
-		r->fast = (uint8_t)gi_seq_fast_place(&ctx->streams[r->stream], r, rank);
+		if (r->stream != geo.stream)
+			gi_stream_geom_load(&ctx->streams[r->stream], r->stream, &geo);
+		r->fast = (uint8_t)gi_seq_fast_place(&ctx->streams[r->stream], &geo, r, rank);
 	}
 }
 
