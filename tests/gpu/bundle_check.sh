@@ -8,10 +8,12 @@
 #      (e2e_memif.sh: simulator, daemon, consumers, exact accounting) with
 #      DPDK's plugin folder replaced by the bundle's plugins (a mount
 #      namespace), the way run_on_gpu.sh runs it.
-# Root (mounts, EAL); skipped in sanitizer builds (their runtimes).
+# Root (mounts, EAL); skipped in sanitizer builds (their runtimes) and in
+# builds without CUDA.
 source "$(dirname "$0")/../integration/lib.sh"
 need_root
 [ -z "${GI_SANITIZE:-}" ] || skip "a sanitizer build: the bundle is for plain builds"
+[ -x "$GI_BUILD/tests/test_exec_cuda" ] || skip "a build without CUDA (-Dcuda=disabled): the bundle is for the GPU machine"
 command -v patchelf >/dev/null || skip "patchelf is not installed (apt-get install patchelf)"
 unshare -m --propagation private true 2>/dev/null || skip "no mount namespaces here"
 
