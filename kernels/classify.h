@@ -140,6 +140,7 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 	pl->dst = gi_stream_payload(st, s, index);
 	pl->stream = si;
 	pl->frame = frame;
+	pl->slot = s;
 	pl->index = index;
 	pl->closes = pi.closes_frame;
 	return 1;
@@ -149,7 +150,7 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 GI_HD static inline void gi_exec_commit(struct gi_exec_ctx *ctx, const struct gi_place *pl, uint64_t now)
 {
 	struct gi_stream_rt *st = &ctx->streams[pl->stream];
-	gi_seq_commit(st, gi_stream_slot(st, pl->frame), pl->frame, pl->index, pl->len, pl->closes, now);
+	gi_seq_commit(st, pl->slot, pl->frame, pl->index, pl->len, pl->closes, now);
 }
 
 GI_EXTERN_C_END

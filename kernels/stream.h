@@ -205,6 +205,7 @@ struct gi_place {
 	uint32_t index;     /* its index in the frame */
 	uint32_t pad;
 	uint64_t frame;
+	struct gi_frame_slot *slot; /* the frame's slot (the serial path's commit) */
 };
 
 /* All lanes: move the payload described by `pl` (see gi_copy_lanes). */
