@@ -189,12 +189,14 @@ GI_HD static inline uint64_t gi_umulhi64(uint64_t a, uint64_t b)
  * multiply and two shifts instead of a divide (Granlund & Montgomery 1994,
  * fig. 4.1): a 64-bit divide is a ~100-instruction loop on a GPU and ~40
  * cycles on a CPU, and the executor does several per packet (frame from a
- * sequence number, slot from a frame, index from a byte offset).
+ * sequence number, slot from a frame, index from a byte offset).  A power
+ * of two (the common frame and ring sizes) is a shift and a mask, off the
+ * multiply's latency: `pow2` says so, and `sh2` is then its log.
  */
 struct gi_div {
 	uint64_t m;
 	uint32_t d;
-	uint8_t sh1, sh2, pad[2];
+	uint8_t sh1, sh2, pow2, pad;
 };
 
 /* Once per divisor (per epoch): a 64-step long division, fine on either side. */
@@ -221,17 +223,24 @@ GI_HD static inline void gi_div_init(struct gi_div *v, uint32_t d)
 	v->d = d;
 	v->sh1 = (uint8_t)(l < 1 ? l : 1);
 	v->sh2 = (uint8_t)(l > 0 ? l - 1 : 0);
-	v->pad[0] = v->pad[1] = 0;
+	v->pow2 = (d & (d - 1)) == 0;
+	if (v->pow2)
+		v->sh2 = (uint8_t)l;
+	v->pad = 0;
 }
 
 GI_HD static inline uint64_t gi_div_q(const struct gi_div *v, uint64_t n)
 {
+	if (v->pow2)
+		return n >> v->sh2;
 	uint64_t t = gi_umulhi64(v->m, n);
 	return (t + ((n - t) >> v->sh1)) >> v->sh2;
 }
 
 GI_HD static inline uint64_t gi_div_r(const struct gi_div *v, uint64_t n)
 {
+	if (v->pow2)
+		return n & (v->d - 1u);
 	return n - gi_div_q(v, n) * v->d;
 }
 
