@@ -20,6 +20,9 @@
 #            thread on CPU 0, rx lcore (busy) on CPU 1;
 #   inline   executor {mode: inline}: the rx lcore runs the executor's phases on
 #            the batches it just published; the main lcore (CPU 0) idles.
+#   inline_phased  as inline, with pipeline: phased (the batch's trip) where
+#            inline's default (pipeline auto) is serial, a packet at a time; not
+#            in the default MODES.
 #   auto     executor {cpu: 0, idle: busy}, mode left to its default (auto):
 #            inline, with trials of the worker on its own thread (CPU 0, busy)
 #            while the rx lcore is saturated; the line of each run counts them.
@@ -154,6 +157,7 @@ run_gpuingest() {
   case $mode in
     threads) exec="{backend: host, mode: threads, threads: 1, cpu: 0, idle: busy}" ;;
     inline)  exec="{backend: host, mode: inline}" ;;
+    inline_phased) exec="{backend: host, mode: inline, pipeline: phased}" ;;
     auto)    exec="{backend: host, cpu: 0, idle: busy}" ;;
     *) echo "unknown mode $mode" >&2; exit 2 ;;
   esac
@@ -304,7 +308,7 @@ for size in $SIZES; do
   done
 done
 echo
-printf "%-6s %-8s %11s %14s %13s %9s %13s %10s  %s\n" size mode placed_Mpps ring_full_Mpps testpmd_Mpps ratio frames_k/s \
+printf "%-6s %-13s %11s %14s %13s %9s %13s %10s  %s\n" size mode placed_Mpps ring_full_Mpps testpmd_Mpps ratio frames_k/s \
   wait%_g/t "check  runs: placed / testpmd"
 for size in $SIZES; do
   # shellcheck disable=SC2086
@@ -320,7 +324,7 @@ for size in $SIZES; do
     ck=${CK[$size.$mode]:-ok}
     # shellcheck disable=SC2086
     wt="$(median ${GW[$size.$mode]})/$(median ${TW[$size]})"
-    printf "%-6s %-8s %11s %14s %13s %9s %13s %10s  %s  %s/ %s\n" "${size}B" "$mode" "$pl" "$rf" "$tp" "$ratio" \
+    printf "%-6s %-13s %11s %14s %13s %9s %13s %10s  %s  %s/ %s\n" "${size}B" "$mode" "$pl" "$rf" "$tp" "$ratio" \
       "$(python3 -c "import sys; print(f'{float(sys.argv[1]):.1f}')" "$fr")" "${wt//.00/}" "$ck" "${PL[$size.$mode]}" \
       "${TP[$size]}"
   done

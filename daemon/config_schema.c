@@ -20,7 +20,7 @@ const struct gi_enum_val gi_cfg_exec_modes[] = {
 	{ "threads", GI_EXEC_THREADS }, { "inline", GI_EXEC_INLINE }, { NULL, 0 },
 };
 static const struct gi_enum_val exec_pipelines[] = {
-	{ "phased", GI_PIPE_PHASED }, { "serial", GI_PIPE_SERIAL }, { NULL, 0 },
+	{ "auto", GI_PIPE_AUTO }, { "phased", GI_PIPE_PHASED }, { "serial", GI_PIPE_SERIAL }, { NULL, 0 },
 };
 static const struct gi_enum_val idle_policies[] = {
 	{ "busy", GI_IDLE_BUSY }, { "adaptive", GI_IDLE_ADAPTIVE }, { NULL, 0 },
@@ -176,7 +176,7 @@ static const struct gi_key log_keys[] = {
 static const struct gi_key executor_keys[] = {
 	K_ENUM("backend", struct gi_cfg_executor, backend, gi_cfg_backends, GI_BACKEND_AUTO, 0),
 	K_ENUM("mode", struct gi_cfg_executor, mode, gi_cfg_exec_modes, GI_EXEC_AUTO, 0),
-	K_ENUM("pipeline", struct gi_cfg_executor, pipeline, exec_pipelines, GI_PIPE_PHASED, 0),
+	K_ENUM("pipeline", struct gi_cfg_executor, pipeline, exec_pipelines, GI_PIPE_AUTO, 0),
 	K_INT("threads", struct gi_cfg_executor, threads, 1, 64, 1, 0),
 	K_INT("threads_per_ring", struct gi_cfg_executor, threads_per_ring, 32, GI_EXEC_MAX_CTA, 256, 0),
 	K_STR("device", struct gi_cfg_executor, device, "0", check_cuda_device, 0),

@@ -403,9 +403,7 @@ static int executor_start(struct gi_daemon *d)
 		       ? " (mode auto: inline on the rx lcores; a saturated lcore's worker is tried on a thread of its own)"
 		       : "",
 	       gi_executor_why(d->exec)[0] ? "; " : "", gi_executor_why(d->exec));
-	if (d->cfg.executor.pipeline == GI_PIPE_SERIAL)
-		gi_log(GI_LOG_WARNING, "executor: pipeline serial: the one-packet-at-a-time reference path (for "
-		       "comparisons, not for speed)");
+	gi_log(GI_LOG_INFO, "executor: pipeline %s", gi_executor_pipeline(d->exec));
 	return 0;
 }
 

@@ -168,6 +168,7 @@ static int cuda_create(struct gi_executor *ex, const struct gi_exec_group *group
 	if (*rc == 0) {
 		ex->backend = c;
 		ex->ops = &cuda_ops;
+		ex->conf.pipeline = GI_PIPE_PHASED; /* auto too: the trip is what a GPU runs */
 		snprintf(ex->why, sizeof(ex->why), "%s: %s", name, gi_cuda_exec_describe(c));
 		snprintf(ex->swap_why, sizeof(ex->swap_why),
 			 "executor cuda keeps stream state on the GPU, where it cannot be swapped safely");
@@ -209,7 +210,7 @@ static int conf_check(const struct gi_executor_conf *conf, char *err, size_t err
 		snprintf(err, errlen, "unknown executor mode %d", (int)conf->mode);
 		return -EINVAL;
 	}
-	if (conf->pipeline != GI_PIPE_PHASED && conf->pipeline != GI_PIPE_SERIAL) {
+	if (conf->pipeline != GI_PIPE_PHASED && conf->pipeline != GI_PIPE_SERIAL && conf->pipeline != GI_PIPE_AUTO) {
 		snprintf(err, errlen, "unknown executor pipeline %d", (int)conf->pipeline);
 		return -EINVAL;
 	}
@@ -288,6 +289,8 @@ int gi_executor_create(const struct gi_executor_conf *conf, struct gi_executor *
 		ex->conf.mode = GI_EXEC_THREADS; /* persistent/launch describe kernels; on the host they mean threads */
 	if (ex->conf.mode == GI_EXEC_AUTO && !auto_per_lcore(conf, groups, n_groups, ex))
 		ex->conf.mode = GI_EXEC_THREADS;
+	if (ex->conf.pipeline == GI_PIPE_AUTO && ex->conf.mode != GI_EXEC_AUTO) /* auto: by who runs the batch */
+		ex->conf.pipeline = ex->conf.mode == GI_EXEC_INLINE ? GI_PIPE_SERIAL : GI_PIPE_PHASED;
 	if ((rc = gi_exec_workers_build(ex, groups, n_groups, err, errlen)) < 0)
 		goto out;
 	if (ex->n_workers > 1 || ex->conf.mode == GI_EXEC_INLINE)
@@ -337,6 +340,18 @@ const char *gi_executor_name(const struct gi_executor *ex)
 const char *gi_executor_why(const struct gi_executor *ex)
 {
 	return ex->why;
+}
+
+const char *gi_executor_pipeline(const struct gi_executor *ex)
+{
+	switch (ex->conf.pipeline) {
+	case GI_PIPE_SERIAL:
+		return "serial (a packet at a time)";
+	case GI_PIPE_AUTO:
+		return "auto (serial while the rx lcore runs a worker, phased while its own thread does)";
+	default:
+		return "phased (the batch's trip)";
+	}
 }
 
 const char *gi_executor_last_error(const struct gi_executor *ex)

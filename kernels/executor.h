@@ -52,13 +52,21 @@ enum gi_exec_mode {
 };
 
 /*
- * What runs a batch (executor.pipeline): the phased executor (batch.h; the
- * default, on both backends), or the serial reference path of classify.h
- * (host only), which the tests compare the phased one against.
+ * What runs a batch (executor.pipeline): the phased executor (batch.h: the
+ * batch's trip), or the serial steps of classify.h (host only), a packet
+ * at a time, which the tests compare the phased one against.  Both end
+ * every batch in the same state, so a worker may run either on any batch.
+ * Auto (the daemon's default) is the faster where it runs, as measured
+ * (bench/README.md, "Which pipeline"): serial on the rx lcore that just
+ * received the packets (they are in its cache; the trip's batch-wide
+ * passes evict them before the copy), phased on a thread of its own and
+ * on a GPU (its batch-wide header reads overlap the misses of packets
+ * another core wrote).
  */
 enum gi_exec_pipeline {
 	GI_PIPE_PHASED = 0,
 	GI_PIPE_SERIAL,
+	GI_PIPE_AUTO,
 };
 
 /*
@@ -140,6 +148,8 @@ const char *gi_executor_name(const struct gi_executor *ex);
  * backend was taken as configured.
  */
 const char *gi_executor_why(const struct gi_executor *ex);
+/* The pipeline its workers run, as chosen (pipeline auto resolved where the mode decides it), for the log. */
+const char *gi_executor_pipeline(const struct gi_executor *ex);
 /* The last start/stop failure in words (which call, where, why), or "". */
 const char *gi_executor_last_error(const struct gi_executor *ex);
 /*

@@ -104,11 +104,16 @@ static void worker_tick(struct gi_exec_worker *w, uint64_t now, int flush)
 	worker_wake(w);
 }
 
-/* Process what is pending on the worker's rings; returns the number of batches. */
-static uint32_t worker_serve(struct gi_exec_worker *w)
+/*
+ * Process what is pending on the worker's rings; returns the number of
+ * batches.  `on_lcore`: the rx lcore that received them runs it (then
+ * pipeline auto is serial, else phased: executor.h).
+ */
+static uint32_t worker_serve(struct gi_exec_worker *w, int on_lcore)
 {
 	struct gi_executor *ex = w->ex;
 	uint32_t done = 0;
+	const int serial = ex->conf.pipeline == GI_PIPE_SERIAL || (ex->conf.pipeline == GI_PIPE_AUTO && on_lcore);
 
 	for (uint32_t k = 0; k < w->n_rings; k++) {
 		struct gi_batch_ring *ring = ex->conf.rings[w->rings[k]];
@@ -118,7 +123,7 @@ static uint32_t worker_serve(struct gi_exec_worker *w)
 		for (; pending > 0; pending--, tail++, done++) {
 			struct gi_batch_slot *slot = gi_ring_slot(ring, tail);
 			uint64_t t0 = gi_now_ns();
-			if (ex->conf.pipeline == GI_PIPE_SERIAL)
+			if (serial)
 				gi_exec_slot_host(ex->conf.ctx, &w->ctr, slot, ring->max_pkts, ring->split, t0);
 			else
 				gi_exec_slot_phased(ex->conf.ctx, &w->ctr, w->owner,
@@ -389,7 +394,7 @@ uint32_t gi_exec_worker_poll(struct gi_exec_worker *w, uint32_t rx_empty)
 		return 0; /* its thread runs it */
 	paused = __atomic_load_n(&ex->paused, __ATOMIC_RELAXED);
 	if (paused == GI_EXEC_RUN) {
-		n = worker_serve(w);
+		n = worker_serve(w, 1);
 		GI_COUNTER_ADD(&w->ctr.loops, 1);
 	}
 	if (au) {
@@ -431,7 +436,7 @@ static void *host_loop(void *arg)
 			continue;
 		}
 		if (paused == GI_EXEC_RUN)
-			n = worker_serve(w);
+			n = worker_serve(w, 0);
 		if (au && n)
 			__atomic_store_n(&w->au.thread_batches, w->au.thread_batches + n, __ATOMIC_RELAXED);
 		if (ex->n_workers == 1)
@@ -528,7 +533,7 @@ static int host_stop(struct gi_executor *ex, uint64_t timeout_ns)
 		if (__atomic_exchange_n(&ex->flushed, 1, __ATOMIC_ACQ_REL))
 			return 0;
 		for (uint32_t k = 0; k < ex->n_workers; k++) {
-			(void)worker_serve(&ex->workers[k]);
+			(void)worker_serve(&ex->workers[k], 0);
 			worker_tick(&ex->workers[k], gi_now_ns(), 1);
 		}
 	}

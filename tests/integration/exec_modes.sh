@@ -4,13 +4,15 @@
 # through net_pcap, run with
 #   1. mode threads, threads: 2   two workers, each the only writer of its
 #                                 group's streams
-#   2. mode inline                the rx lcore runs the phases itself
-#   3. mode auto                  inline here (the capture ends before a trial;
+#   2. mode inline                the rx lcore runs the worker itself (pipeline
+#                                 auto: the serial steps there)
+#   3. mode inline, pipeline phased  the rx lcore runs the batch's trip
+#   4. mode auto                  inline here (the capture ends before a trial;
 #                                 trials: exec_auto.sh), each lcore's worker with
 #                                 a thread of its own waiting
-#   4. pipeline serial            the one-packet-at-a-time reference path
+#   5. pipeline serial            the one-packet-at-a-time reference path
 # Each run: exit 0 on SIGTERM, the accounting identity exact against the
-# simulator, consumers byte-exact; and all four end with the same stream
+# simulator, consumers byte-exact; and all five end with the same stream
 # counters and drop counts (the phased executor decides as the serial one).
 # (Mode inline refusing a ring group split across lcores: test_phased.c.)
 source "$(dirname "$0")/lib.sh"
@@ -108,25 +110,30 @@ run_mode() {
 run_mode threads "  mode: threads
   threads: 2"
 grep -q "2 workers" "$T/daemon.log" || { cat "$T/daemon.log" >&2; fail "threads: not 2 workers"; }
+grep -q "executor: pipeline phased" "$T/daemon.log" || { cat "$T/daemon.log" >&2; fail "threads: pipeline auto is not phased"; }
 run_mode inline "  mode: inline"
 grep -q "1 worker (inline on the rx lcores)" "$T/daemon.log" || { cat "$T/daemon.log" >&2; fail "inline: not 1 worker"; }
+grep -q "executor: pipeline serial" "$T/daemon.log" || { cat "$T/daemon.log" >&2; fail "inline: pipeline auto is not serial"; }
+run_mode inline_phased "  mode: inline
+  pipeline: phased"
+grep -q "executor: pipeline phased" "$T/daemon.log" || { cat "$T/daemon.log" >&2; fail "inline_phased: not phased"; }
 run_mode auto "  mode: auto"
 grep -q "1 worker (mode auto: inline on the rx lcores" "$T/daemon.log" ||
   { cat "$T/daemon.log" >&2; fail "auto: not 1 worker per rx lcore"; }
 run_mode serial "  pipeline: serial"
 
-python3 - "$T/threads.json" "$T/inline.json" "$T/auto.json" "$T/serial.json" <<'PY' || fail "the modes disagree"
+python3 - "$T/threads.json" "$T/inline.json" "$T/inline_phased.json" "$T/auto.json" "$T/serial.json" <<'PY' || fail "the modes disagree"
 import json, sys
 def load(p):
     return json.loads(open(p).read().strip().splitlines()[-1])
 runs = [load(p) for p in sys.argv[1:]]
 keep = lambda d: ({s["name"]: {k: v for k, v in s.items()} for s in d["streams"]}, d["dropped"], d["delivered"])
 ref = keep(runs[-1])
-for name, d in zip(("threads", "inline", "auto"), runs[:3]):
+for name, d in zip(("threads", "inline", "inline_phased", "auto"), runs[:4]):
     if keep(d) != ref:
         print(f"FAIL: {name} differs from serial:\n  {keep(d)}\n  {ref}")
         sys.exit(1)
-print("  ok: threads, inline, auto and serial end with the same stream counters and drops")
+print("  ok: threads, inline (serial and phased), auto and serial end with the same stream counters and drops")
 PY
 
 echo PASS

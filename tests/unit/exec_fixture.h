@@ -82,6 +82,9 @@ struct exec_fixture {
 	uint32_t twin_stalls;         /* phased batches that took more than one round */
 	uint32_t twin_runs;           /* streams the phased batches sequenced as one in-order run */
 	uint32_t twin_gpu_form;       /* the twin splits its phases as the GPU does (exf_phases_gpu_form) */
+	uint32_t twin_mixed;          /* the twin takes the serial path on every other batch (pipeline auto's
+				       * hand-overs: executor.h), the phased one on the rest */
+	uint32_t twin_serial;         /* batches the twin took the serial path on */
 };
 
 /* The batch ring's slot layout (ring.h, GI_SLOT_*). */
@@ -341,7 +344,12 @@ static inline void flush_batch(struct exec_fixture *f)
 	gi_exec_slot_host(&f->ctx, &f->ctr, s, f->conf.maxb, exf_layout(&f->conf), f->now);
 	if (f->twin) {
 		exf_twin_config(f);
-		if (f->twin_gpu_form)
+		if (f->twin_mixed && (f->twin->ctr.batches & 1)) {
+			gi_exec_slot_host(&f->twin->ctx, &f->twin->ctr, s, f->conf.maxb, exf_layout(&f->conf), f->now);
+			f->twin_serial++;
+			f->twin_scratch->round = 0;
+			f->twin_scratch->runs = 0;
+		} else if (f->twin_gpu_form)
 			exf_phases_gpu_form(&f->twin->ctx, &f->twin->ctr, s, f->conf.maxb, exf_layout(&f->conf), f->now,
 					    f->twin_scratch);
 		else

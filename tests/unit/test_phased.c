@@ -310,6 +310,34 @@ static void test_random_traffic(void **state)
 }
 
 /*
+ * Pipeline auto hands a worker between the serial path (its rx lcore) and
+ * the phased one (its own thread) between any two batches: the twin takes
+ * them in turn on the same impaired traffic, and after every batch it must
+ * still equal the serial path, byte for byte and counter for counter.
+ */
+static void test_pipelines_mixed(void **state)
+{
+	(void)state;
+	uint32_t serial = 0, runs = 0, batches = 0;
+	for (uint64_t seed = 21; seed <= 26; seed++) {
+		struct exf_conf c = world;
+		c.nic_ts = seed % 2;
+		struct exec_fixture *f = exf_new(&c);
+		f->twin_mixed = 1;
+		run_random(f, seed, 3000);
+		assert_true(f->st[S_SEQ].c.duplicates > 0 && f->st[S_SEQ].c.lost > 0);
+		serial += f->twin_serial;
+		runs += f->twin_runs;
+		batches += (uint32_t)f->twin->ctr.batches;
+		exf_free(f);
+	}
+	print_message("batches %u, %u of them serial; streams the phased ones sequenced as runs: %u\n", batches,
+		      serial, runs);
+	assert_true(serial > 100 && batches - serial > 100);
+	assert_true(runs > 50);
+}
+
+/*
  * Frames whose last packet is shorter (frame.bytes), in every format of the
  * world: the same impaired traffic, the serial path the judge; the bytes
  * placed are the frames' real length; and a short packet anywhere but at
@@ -771,7 +799,9 @@ static void two_workers(enum gi_exec_mode mode)
 	uint32_t r0 = 0, r1 = 1, lcores[2] = { 2, 3 };
 	uint16_t s0 = 0, s1 = 1;
 	struct gi_exec_group groups[2] = { { 1, &r0, 1, &s0 }, { 1, &r1, 1, &s1 } };
-	struct gi_executor_conf c = { .backend = GI_BACKEND_HOST, .mode = mode, .threads = 2,
+	/* pipeline auto: phased on the threads; under mode auto serial on the lcores, so each hand-over
+	 * also changes the pipeline (the serial reference below must not see a difference) */
+	struct gi_executor_conf c = { .backend = GI_BACKEND_HOST, .mode = mode, .pipeline = GI_PIPE_AUTO, .threads = 2,
 				      .idle = GI_IDLE_BUSY, .cpu = -1, .n_rings = 2, .rings = rings, .n_groups = 2,
 				      .groups = groups, .ctx = &w.ctx, .tick_ns = 1000000,
 				      .ring_lcore = mode == GI_EXEC_AUTO ? lcores : NULL,
@@ -780,6 +810,7 @@ static void two_workers(enum gi_exec_mode mode)
 	char err[256];
 	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), 0);
 	assert_int_equal(gi_executor_workers(ex), 2);
+	assert_non_null(strstr(gi_executor_pipeline(ex), mode == GI_EXEC_AUTO ? "auto (serial while" : "phased"));
 	assert_int_equal(gi_executor_can_swap_streams(ex), 0);
 	assert_non_null(strstr(gi_executor_swap_why(ex), mode == GI_EXEC_AUTO ? "2 workers (one per rx lcore, mode auto)"
 									     : "2 worker threads"));
@@ -1079,6 +1110,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_traffic),
+		cmocka_unit_test(test_pipelines_mixed),
 		cmocka_unit_test(test_short_last_packets),
 		cmocka_unit_test(test_lying_senders),
 		cmocka_unit_test(test_long_runs),
