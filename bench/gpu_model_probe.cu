@@ -33,10 +33,12 @@ extern "C" __global__ void probe_parse(const struct gi_exec_ctx *ctx, const stru
 	r->state = GI_REC_PARSED;
 }
 
-/* 2a: one record placed against its stream's batch-start state */
+/* 2a: one record placed against its stream's batch-start state (a thread's first: its geometry loaded) */
 extern "C" __global__ void probe_run_place(const struct gi_stream_rt *st, struct gi_rec *r, uint32_t rank)
 {
-	r->fast = (uint8_t)gi_seq_fast_place(st, r, rank);
+	struct gi_stream_geom geo;
+	gi_stream_geom_load(st, r->stream, &geo);
+	r->fast = (uint8_t)gi_seq_fast_place(st, &geo, r, rank);
 }
 
 /* 2a: one iteration of the rank scan (the loop body of gi_phase_run_place) */
