@@ -33,15 +33,14 @@ GI_HD static inline void gi_phase_place(struct gi_exec_ctx *ctx, const struct gi
 					uint32_t nlanes)
 {
 	struct gi_rec *rec = gi_batch_recs(h);
-	struct gi_stream_geom geo = { 0 }; /* the last record's stream, loaded once (stream.h) */
-	geo.stream = GI_STREAM_NONE;
+	struct gi_stream_geom geo; /* the last record's stream, loaded once (stream.h) */
+	gi_stream_geom_none(&geo);
 
 	for (uint32_t i = w; i < h->n; i += nw) {
 		struct gi_rec *r = &rec[i];
 		if (r->state != GI_REC_PLACE) /* the same record for every lane: uniform */
 			continue;
-		if (r->stream != geo.stream)
-			gi_stream_geom_load(&ctx->streams[r->stream], r->stream, &geo);
+		gi_stream_geom_use(&geo, ctx, r->stream);
 		struct gi_pkt_desc d;
 		struct gi_place pl;
 		gi_slot_pkt(slot, max_pkts, split, i, &d);

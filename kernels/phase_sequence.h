@@ -328,8 +328,8 @@ GI_HD static inline void gi_phase_run_place(const struct gi_exec_ctx *ctx, struc
 					    uint32_t nw)
 {
 	struct gi_rec *rec = gi_batch_recs(h);
-	struct gi_stream_geom geo = { 0 }; /* the last record's stream (stream.h) */
-	geo.stream = GI_STREAM_NONE;
+	struct gi_stream_geom geo; /* the last record's stream (stream.h) */
+	gi_stream_geom_none(&geo);
 
 	for (uint32_t i = w; i < h->n; i += nw) {
 		struct gi_rec *r = &rec[i];
@@ -351,8 +351,7 @@ GI_HD static inline void gi_phase_run_place(const struct gi_exec_ctx *ctx, struc
 			r->prev = (uint16_t)prev;
 			r->rank = (uint16_t)rank;
 		}
-		if (r->stream != geo.stream)
-			gi_stream_geom_load(&ctx->streams[r->stream], r->stream, &geo);
+		gi_stream_geom_use(&geo, ctx, r->stream);
 		r->fast = (uint8_t)gi_seq_fast_place(&ctx->streams[r->stream], &geo, r, rank);
 	}
 }
@@ -563,15 +562,14 @@ GI_HD static inline void gi_phase_solo_place(const struct gi_exec_ctx *ctx, stru
 					     uint32_t nw)
 {
 	struct gi_rec *rec = gi_batch_recs(h);
-	struct gi_stream_geom geo = { 0 }; /* the group's one stream; its slots a frame at a time */
-	geo.stream = GI_STREAM_NONE;
+	struct gi_stream_geom geo; /* the group's one stream; its slots a frame at a time */
+	gi_stream_geom_none(&geo);
 
 	for (uint32_t i = w; i < h->n; i += nw) {
 		struct gi_rec *r = &rec[i];
 		if (r->state != GI_REC_PARSED || r->rank >= h->solo_limit)
 			continue;
-		if (r->stream != geo.stream)
-			gi_stream_geom_load(&ctx->streams[r->stream], r->stream, &geo);
+		gi_stream_geom_use(&geo, ctx, r->stream);
 		uint64_t *word = &gi_frame_bitmap(gi_geom_slot(&geo, r->frame))[r->index >> 6];
 		/* Atomic among this CTA's threads, which is all it must be: the CTA
 		 * is the frame's only writer, consumers only read.  On a frame ring

@@ -255,6 +255,14 @@ struct gi_stream_geom {
 	struct gi_frame_slot *last_slot; /* come a frame at a time, so most skip the division */
 };
 
+/* No stream's yet: the first gi_stream_geom_use() loads one. */
+GI_HD static inline void gi_stream_geom_none(struct gi_stream_geom *g)
+{
+	struct gi_stream_geom none = { 0 };
+	none.stream = GI_STREAM_NONE;
+	*g = none;
+}
+
 GI_HD static inline void gi_stream_geom_load(const struct gi_stream_rt *st, uint32_t si, struct gi_stream_geom *g)
 {
 	g->ring = (uint8_t *)st->ring;
@@ -265,6 +273,13 @@ GI_HD static inline void gi_stream_geom_load(const struct gi_stream_rt *st, uint
 	g->stream = si;
 	g->last_frame = 0;
 	g->last_slot = NULL;
+}
+
+/* Stream si's geometry in g, loaded unless g holds it already (records come a stream at a time). */
+GI_HD static inline void gi_stream_geom_use(struct gi_stream_geom *g, const struct gi_exec_ctx *ctx, uint32_t si)
+{
+	if (g->stream != si)
+		gi_stream_geom_load(&ctx->streams[si], si, g);
 }
 
 /* gi_stream_slot() from the copy */
