@@ -215,12 +215,18 @@ static int conf_check(const struct gi_executor_conf *conf, char *err, size_t err
 		return -EINVAL;
 	}
 	if ((conf->backend == GI_BACKEND_CUDA || conf->backend == GI_BACKEND_GPUDEV) &&
-	    (conf->mode == GI_EXEC_THREADS || conf->mode == GI_EXEC_INLINE || conf->pipeline == GI_PIPE_SERIAL)) {
+	    (conf->mode == GI_EXEC_THREADS || conf->mode == GI_EXEC_INLINE)) {
 		snprintf(err, errlen,
-			 "executor backend '%s' runs the phased kernels on the GPU: executor.mode %s and pipeline %s "
-			 "are host modes (use mode persistent or launch, pipeline phased)",
-			 backend_name(conf->backend), mode_name(conf->mode),
-			 conf->pipeline == GI_PIPE_SERIAL ? "serial" : "phased");
+			 "executor backend '%s' runs the phased kernels on the GPU: executor.mode %s is a host mode "
+			 "(use mode persistent or launch)",
+			 backend_name(conf->backend), mode_name(conf->mode));
+		return -EINVAL;
+	}
+	if ((conf->backend == GI_BACKEND_CUDA || conf->backend == GI_BACKEND_GPUDEV) && conf->pipeline == GI_PIPE_SERIAL) {
+		snprintf(err, errlen,
+			 "executor backend '%s' runs the phased kernels on the GPU: executor.pipeline serial is the "
+			 "host's (use pipeline auto or phased)",
+			 backend_name(conf->backend));
 		return -EINVAL;
 	}
 	if (conf->threads_per_ring && (conf->threads_per_ring % 32 || conf->threads_per_ring > GI_EXEC_MAX_CTA)) {

@@ -432,6 +432,17 @@ static void test_modes_and_bad_mode(void **state)
 	c.mode = (enum gi_exec_mode)7;
 	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "unknown executor mode 7");
+	/* a GPU backend refuses the host's modes and its serial pipeline, each by its own name; auto is fine */
+	c = conf_for(&w, GI_BACKEND_CUDA, GI_EXEC_INLINE, NULL, 0);
+	c.pipeline = GI_PIPE_AUTO;
+	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "executor backend 'cuda' runs the phased kernels on the GPU: executor.mode inline is a "
+				 "host mode (use mode persistent or launch)");
+	c = conf_for(&w, GI_BACKEND_GPUDEV, GI_EXEC_PERSISTENT, NULL, 0);
+	c.pipeline = GI_PIPE_SERIAL;
+	assert_int_equal(gi_executor_create(&c, &ex, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "executor backend 'gpudev' runs the phased kernels on the GPU: executor.pipeline serial "
+				 "is the host's (use pipeline auto or phased)");
 	exf_fini(&w);
 }
 
