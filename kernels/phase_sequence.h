@@ -210,18 +210,21 @@ GI_HD static inline void gi_seq_fast_frame_end(struct gi_stream_rt *st, struct g
 					       uint32_t n, uint32_t last_index, uint64_t *word, uint64_t bits,
 					       uint32_t closes, uint64_t now)
 {
-	if (word)
-		*word |= bits;
+	/* the slot's words before any store (gi_mirror_copy says why) */
+	const uint64_t wv = word ? *word | bits : 0;
+	const uint32_t received = s->received + n, expected = s->expected;
 	uint32_t meta;
 	uint64_t bytes = gi_stream_run_bytes(st, n, last_index, &meta); /* consecutive indices: one may be short */
-	s->received += n;
 	GI_COUNTER_ADD(&st->c.packets, n - meta);
 	if (meta)
 		GI_COUNTER_ADD(&st->c.metadata, 1);
 	GI_COUNTER_ADD(&st->c.bytes, bytes);
+	if (word)
+		*word = wv;
+	s->received = received;
 	if (closes && frame >= st->next_pub)
 		gi_stream_advance(st, frame + 1, GI_FRAME_PARTIAL, now); /* the sender says it is done */
-	else if (s->received == s->expected)
+	else if (received == expected)
 		gi_stream_publish_ready(st, now);
 }
 

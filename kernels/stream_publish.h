@@ -24,26 +24,51 @@ GI_HD static inline void gi_stream_set_next(struct gi_stream_rt *st, uint64_t ne
 }
 
 
-/* The slot's metadata and bitmap to the consumers' mirror; its seq word last. */
+/*
+ * The slot's metadata and bitmap to the consumers' mirror; its seq word
+ * last.  Every word is loaded before any is stored: for all the compiler
+ * knows the mirror aliases the slot, so field by field each load would
+ * wait for the store before it — on a GPU a round trip to L2 apiece, a
+ * dozen in a chain for every frame a commit makes visible.
+ */
+#define GI_MIRROR_CHUNK 8u /* bitmap words loaded together */
 GI_HD static inline void gi_mirror_copy(struct gi_stream_rt *st, const struct gi_frame_slot *s)
 {
-	struct gi_frame_slot *m = gi_stream_mirror_slot(st, s->frame);
+	const uint64_t frame = s->frame, first_ts_ns = s->first_ts_ns, first_rx_ns = s->first_rx_ns;
+	const uint64_t publish_ns = s->publish_ns, sensor_frame = s->sensor_frame;
+	const uint32_t expected = s->expected, received = s->received, state = s->state, sensor_id = s->sensor_id;
+	const struct gi_frame_sender sender = s->sender;
+	const uint64_t first_nic_ns = s->first_nic_ns, last_nic_ns = s->last_nic_ns;
+	struct gi_frame_slot *m = gi_stream_mirror_slot(st, frame);
+
+	m->frame = frame;
+	m->first_ts_ns = first_ts_ns;
+	m->first_rx_ns = first_rx_ns;
+	m->publish_ns = publish_ns;
+	m->expected = expected;
+	m->received = received;
+	m->state = state;
+	m->sensor_id = sensor_id;
+	m->sensor_frame = sensor_frame;
+	m->sender = sender;
+	m->first_nic_ns = first_nic_ns;
+	m->last_nic_ns = last_nic_ns;
+
 	const uint64_t *bm = (const uint64_t *)(s + 1);
 	uint64_t *mbm = gi_frame_bitmap(m);
-	m->frame = s->frame;
-	m->first_ts_ns = s->first_ts_ns;
-	m->first_rx_ns = s->first_rx_ns;
-	m->publish_ns = s->publish_ns;
-	m->expected = s->expected;
-	m->received = s->received;
-	m->state = s->state;
-	m->sensor_id = s->sensor_id;
-	m->sensor_frame = s->sensor_frame;
-	m->sender = s->sender;
-	m->first_nic_ns = s->first_nic_ns;
-	m->last_nic_ns = s->last_nic_ns;
-	for (uint32_t w = 0; w < gi_frame_bitmap_words(gi_stream_slot_packets(st)); w++)
-		mbm[w] = bm[w];
+	const uint32_t words = gi_frame_bitmap_words(gi_stream_slot_packets(st));
+	for (uint32_t w = 0; w < words; w += GI_MIRROR_CHUNK) {
+		uint64_t v[GI_MIRROR_CHUNK];
+		const uint32_t k = GI_MIN(GI_MIRROR_CHUNK, words - w);
+		GI_UNROLL
+		for (uint32_t i = 0; i < GI_MIRROR_CHUNK; i++)
+			if (i < k)
+				v[i] = bm[w + i];
+		GI_UNROLL
+		for (uint32_t i = 0; i < GI_MIRROR_CHUNK; i++)
+			if (i < k)
+				mbm[w + i] = v[i];
+	}
 }
 
 /* ---- the sender's frame CRC (rocev2.frame_crc: verify) ---------------------------- */
@@ -165,23 +190,26 @@ GI_HD static inline void gi_frame_make_visible(struct gi_stream_rt *st, struct g
 GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_frame_slot *s, uint32_t state,
 					  uint64_t now)
 {
-	uint32_t received = s->received;
-	uint32_t kind = received == s->expected ? GI_FRAMES_COMPLETE
+	/* the slot's words before any store (gi_mirror_copy says why), the slot's stores last */
+	const uint32_t received = s->received, expected = s->expected;
+	const uint64_t frame = s->frame, first_rx_ns = s->first_rx_ns;
+	const uint32_t defer = st->defer;
+	const uint32_t kind = received == expected ? GI_FRAMES_COMPLETE
 			: state == GI_FRAME_TIMED_OUT ? GI_FRAMES_TIMED_OUT : GI_FRAMES_PARTIAL;
 
-	s->state = received == s->expected ? (uint32_t)GI_FRAME_COMPLETE : state;
-	s->publish_ns = now;
 	GI_COUNTER_ADD(&st->c.frames[kind], 1);
-	GI_COUNTER_ADD(&st->c.lost, s->expected - received);
-	gi_hist_observe(&st->frame_latency, now > s->first_rx_ns ? now - s->first_rx_ns : 0);
-	if (!st->defer) {
-		gi_frame_make_visible(st, s);
-		return;
+	GI_COUNTER_ADD(&st->c.lost, expected - received);
+	gi_hist_observe(&st->frame_latency, now > first_rx_ns ? now - first_rx_ns : 0);
+	if (defer) {
+		if (st->pend_n++ == 0)
+			st->pend_lo = st->pend_hi = frame;
+		st->pend_lo = GI_MIN(st->pend_lo, frame);
+		st->pend_hi = GI_MAX(st->pend_hi, frame);
 	}
-	if (st->pend_n++ == 0)
-		st->pend_lo = st->pend_hi = s->frame;
-	st->pend_lo = GI_MIN(st->pend_lo, s->frame);
-	st->pend_hi = GI_MAX(st->pend_hi, s->frame);
+	s->state = received == expected ? (uint32_t)GI_FRAME_COMPLETE : state;
+	s->publish_ns = now;
+	if (!defer)
+		gi_frame_make_visible(st, s);
 }
 
 /*

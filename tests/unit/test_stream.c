@@ -453,6 +453,67 @@ static void test_mirror_matches_ring(void **state)
 	free(m);
 }
 
+/*
+ * gi_mirror_copy() loads every word before it stores one, the bitmap eight
+ * words at a time: a frame of 600 packets has 10 bitmap words, a whole
+ * chunk and part of one.  Every metadata byte from `frame` to the NIC
+ * times and every bitmap word must arrive; the mirror's seq word (its own
+ * seqlock) and what lies past the bitmap must not change.
+ */
+static void test_mirror_copy_whole_slot(void **state)
+{
+	(void)state;
+	const uint32_t slots = 4, packets = 600, words = gi_frame_bitmap_words(packets);
+	const uint64_t frame = 6; /* slot 2 */
+	uint64_t rb = gi_frame_ring_bytes(slots, packets, 64), mb = gi_frame_mirror_bytes(slots, packets);
+	struct gi_frame_ring_hdr *r = aligned_alloc(4096, GI_ALIGN_UP(rb, 4096));
+	struct gi_frame_ring_hdr *m = aligned_alloc(4096, GI_ALIGN_UP(mb, 4096));
+	uint8_t handle[64] = { 0 };
+	memset(r, 0, rb);
+	memset(m, 0, mb);
+	gi_frame_ring_init(r, slots, packets, 64, 0, GI_FORMAT_UDP_SEQ, 0, "a", 1);
+	gi_frame_ring_init(m, slots, packets, 64, 0, GI_FORMAT_UDP_SEQ, 0, "a", 1);
+	gi_frame_ring_make_mirror(m, 0, "0000:41:00.0", handle, rb);
+	assert_int_equal(words, 10);
+
+	struct gi_stream_rt st;
+	memset(&st, 0, sizeof(st));
+	st.format = GI_FORMAT_UDP_SEQ;
+	st.packets = packets;
+	st.ring = r;
+	st.mirror = m;
+	st.mirror_stride = m->slot_stride;
+	gi_div_init(&st.div_slots, slots);
+
+	struct gi_frame_slot *a = gi_frame_slot_at(r, frame), *b = gi_frame_slot_at(m, frame);
+	assert_ptr_equal(gi_stream_mirror_slot(&st, frame), b);
+	const size_t lo = offsetof(struct gi_frame_slot, frame), hi = offsetof(struct gi_frame_slot, pad);
+	for (size_t i = lo; i < hi; i++)
+		((uint8_t *)a)[i] = (uint8_t)(i * 7 + 1);
+	a->frame = frame;
+	a->seq = 2 * frame + 1;
+	for (uint32_t w = 0; w < words; w++)
+		gi_frame_bitmap(a)[w] = 0x0123456789abcdefull * (w + 1);
+	/* the mirror's own: seq, the pad, and past the bitmap (the next slot's first bytes) */
+	memset(b, 0xee, m->slot_stride);
+	uint8_t *next = (uint8_t *)gi_frame_slot_at(m, frame + 1);
+	memset(next, 0xdd, 64);
+
+	gi_mirror_copy(&st, a);
+
+	assert_memory_equal((uint8_t *)b + lo, (uint8_t *)a + lo, hi - lo);
+	assert_memory_equal(gi_frame_bitmap(b), gi_frame_bitmap(a), 8 * words);
+	assert_true(b->seq == 0xeeeeeeeeeeeeeeeeull);
+	for (size_t i = 0; i < sizeof(b->pad); i++)
+		assert_int_equal(b->pad[i], 0xee);
+	for (uint8_t *p = (uint8_t *)(gi_frame_bitmap(b) + words); p < (uint8_t *)b + m->slot_stride; p++)
+		assert_int_equal(*p, 0xee);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(next[i], 0xdd);
+	free(r);
+	free(m);
+}
+
 /* A sender restart (frame numbers jump back by far more than resync_frames):
  * one resync, open frames published, no phantom loss, ring numbers grow. */
 static void test_resync_on_restart(void **state)
@@ -541,6 +602,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_accounting_identity_random, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_buffer_split, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mirror_matches_ring, setup, teardown),
+		cmocka_unit_test(test_mirror_copy_whole_slot),
 		cmocka_unit_test_setup_teardown(test_resync_on_restart, setup, teardown),
 		cmocka_unit_test(test_derived_frames_narrow_counter),
 	};
