@@ -99,8 +99,16 @@
 /*
  * A counter with one writer and any number of readers (the stats thread):
  * a relaxed load and store, never a locked read-modify-write on the hot path.
+ * On the device a plain add: the host never reads a device counter, only
+ * its mirror, which the CTA copies after a __syncthreads() that orders
+ * every add before it (exec_cuda.cu, gi_cta_end).  A volatile add was an
+ * L2 round trip each, in a chain: thread 0 paid six a frame it published.
  */
+#if defined(__CUDA_ARCH__) && !defined(GI_CUDA_EMU)
+#define GI_COUNTER_ADD(p, v) (*(uint64_t *)(p) += (uint64_t)(v))
+#else
 #define GI_COUNTER_ADD(p, v) GI_STORE_RELAXED_U64((p), GI_LOAD_RELAXED_U64(p) + (uint64_t)(v))
+#endif
 #define GI_COUNTER_READ(p) GI_LOAD_RELAXED_U64(p)
 
 /*
