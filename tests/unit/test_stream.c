@@ -454,11 +454,11 @@ static void test_mirror_matches_ring(void **state)
 }
 
 /*
- * gi_mirror_copy() loads every word before it stores one, the bitmap eight
- * words at a time: a frame of 600 packets has 10 bitmap words, a whole
- * chunk and part of one.  Every metadata byte from `frame` to the NIC
- * times and every bitmap word must arrive; the mirror's seq word (its own
- * seqlock) and what lies past the bitmap must not change.
+ * gi_mirror_copy() copies in rounds of whole loads, field groups and not
+ * the struct: every metadata byte from `frame` to the NIC times and every
+ * bitmap word (10 for a frame of 600 packets) must arrive; the mirror's
+ * seq word (its own seqlock), its pad and what lies past the bitmap must
+ * not change.
  */
 static void test_mirror_copy_whole_slot(void **state)
 {
