@@ -169,18 +169,30 @@ PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "pro
 #                  store: the --steps run's own cost, in its poll step)
 #   ahead          staging ahead under load (exec_cuda.cu): the poll reads nothing, the stage's round trip
 #                  lies beside the last batch's commit, the end's fence beside the next batch's parse
+#   mirror_chain   loads in a row, each waiting for the store before it, in the commit's copy of a frame's
+#                  metadata to the mirror (gi_mirror_copy: field by field 13, one per scalar field, the
+#                  sender's record, each NIC time, the bitmap word; in rounds of whole loads 4)
+#   seq_volatile   volatile counter adds per frame sequenced (GI_COUNTER_ADD on the device: a load that
+#                  always goes to L2, then its store; plain adds since, which L1 serves)
 STRUCTURE = {
     "now": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2, open_fence="batch",
-                commit_fences=1, timing_adds=0, ahead=True),
+                commit_fences=1, timing_adds=0, ahead=True, mirror_chain=4, seq_volatile=0),
     "h100-950d350": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2,
-                         open_fence="batch", commit_fences=1, timing_adds=0),
+                         open_fence="batch", commit_fences=1, timing_adds=0, mirror_chain=13, seq_volatile=6),
     "h200-ee4a5e2": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2,
-                         open_fence="batch", commit_fences=1, timing_adds=0),
+                         open_fence="batch", commit_fences=1, timing_adds=0, mirror_chain=13, seq_volatile=6),
     "h200-run-2": dict(poll_trips=1, stage_trips=None, lane_chunks=1 << 30, loads_chunk=5, inflight=4,
-                       open_fence="frame", commit_fences=2, timing_adds=12),
+                       open_fence="frame", commit_fences=2, timing_adds=12, mirror_chain=13, seq_volatile=6),
     "h200-run": dict(poll_trips=2, stage_trips=11, lane_chunks=None, loads_chunk=5, inflight=1, open_fence="frame",
-                     commit_fences=2, timing_adds=0),
+                     commit_fences=2, timing_adds=0, mirror_chain=13, seq_volatile=6),
 }
+# The calibrated code's per-frame chains (every MEASURED run had them): commit_frame and seq_frame above
+# include them, a structure with fewer pays less.  A volatile add costs an L2 load less an L1 hit; a
+# mirror link what commit_frame leaves after the pending scans' two L2 loads a frame, shared by its 12
+# links (0.12 µs: under an L2 load, so some links hit L1).
+CHAIN_THEN = dict(mirror_chain=13, seq_volatile=6)
+L1_HIT = 0.02  # µs: an L1 hit, about 40 cycles
+MIRROR_LINK = (1.73 - 2 * 0.145) / 13
 
 CLASSES = [
     ("ld_global", re.compile(r"^ld(\.[a-z]+)*\.global")),
@@ -357,8 +369,9 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
     t["scan"] = passes * scaled(pc, CAL["scan"], "probe_scan") + n * CAL["scan_pkt"]
     t["run"] = passes * scaled(pc, CAL["run"], "probe_run_place", "probe_run_link")
     open_fences = frames if st["open_fence"] == "frame" else busy
-    t["sequence"] = CAL["seq"] + open_fences * fence_host + frames * scaled(pc, CAL["seq_frame"], "probe_frame_open",
-                                                                            "probe_frame_end")
+    seq_frame = scaled(pc, CAL["seq_frame"], "probe_frame_open", "probe_frame_end") - (
+        CHAIN_THEN["seq_volatile"] - st["seq_volatile"]) * (g["l2"] - L1_HIT)
+    t["sequence"] = CAL["seq"] + open_fences * fence_host + frames * seq_frame
     chunks_pkt = (payload + 15) // 16
     if st["lane_chunks"]:
         lanes = lanes_for_batch(lanes, chunks_pkt, warps, n, st["lane_chunks"])
@@ -379,8 +392,10 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
         groups = frame_packets * payload // in_bytes
         t["tensor"] = frames * (CAL["tensor_frame"] + groups * (CAL["tensor_group"] + values * CAL["tensor_value"])
                                 * 256 / threads)
-    t["commit"] = CAL["commit"] + busy * st["commit_fences"] * fence_host + frames * scaled(
-        pc, CAL["commit_frame"], "probe_make_visible") + CAL["commit_drain"] * n * payload / 1024
+    commit_frame = scaled(pc, CAL["commit_frame"], "probe_make_visible") - (
+        CHAIN_THEN["mirror_chain"] - st["mirror_chain"]) * MIRROR_LINK * g["l2"] / 0.145
+    t["commit"] = CAL["commit"] + busy * st["commit_fences"] * fence_host + frames * max(
+        0.0, commit_frame) + CAL["commit_drain"] * n * payload / 1024
     t["end"] = CAL["end"] + fence_host
     if st.get("ahead"):  # under load: no doorbell, the stage beside the commit, the end's fence beside parse
         t["poll"] = CAL["poll"] + st["timing_adds"] * g["l2"]
