@@ -214,15 +214,15 @@ static int conf_check(const struct gi_executor_conf *conf, char *err, size_t err
 		snprintf(err, errlen, "unknown executor pipeline %d", (int)conf->pipeline);
 		return -EINVAL;
 	}
-	if ((conf->backend == GI_BACKEND_CUDA || conf->backend == GI_BACKEND_GPUDEV) &&
-	    (conf->mode == GI_EXEC_THREADS || conf->mode == GI_EXEC_INLINE)) {
+	const int gpu = conf->backend == GI_BACKEND_CUDA || conf->backend == GI_BACKEND_GPUDEV;
+	if (gpu && (conf->mode == GI_EXEC_THREADS || conf->mode == GI_EXEC_INLINE)) {
 		snprintf(err, errlen,
 			 "executor backend '%s' runs the phased kernels on the GPU: executor.mode %s is a host mode "
 			 "(use mode persistent or launch)",
 			 backend_name(conf->backend), mode_name(conf->mode));
 		return -EINVAL;
 	}
-	if ((conf->backend == GI_BACKEND_CUDA || conf->backend == GI_BACKEND_GPUDEV) && conf->pipeline == GI_PIPE_SERIAL) {
+	if (gpu && conf->pipeline == GI_PIPE_SERIAL) {
 		snprintf(err, errlen,
 			 "executor backend '%s' runs the phased kernels on the GPU: executor.pipeline serial is the "
 			 "host's (use pipeline auto or phased)",
