@@ -188,11 +188,11 @@ STRUCTURE = {
 }
 # The calibrated code's per-frame chains (every MEASURED run had them): commit_frame and seq_frame above
 # include them, a structure with fewer pays less.  A volatile add costs an L2 load less an L1 hit; a
-# mirror link what commit_frame leaves after the pending scans' two L2 loads a frame, shared by its 12
-# links (0.12 µs: under an L2 load, so some links hit L1).
+# mirror link what commit_frame leaves after the pending scans' two L2 loads a frame, shared by its 13
+# links, in L2 loads of the H200 it was fitted on (0.77: some links hit L1).
 CHAIN_THEN = dict(mirror_chain=13, seq_volatile=6)
 L1_HIT = 0.02  # µs: an L1 hit, about 40 cycles
-MIRROR_LINK = (1.73 - 2 * 0.145) / 13
+MIRROR_LINK_L2 = (CAL["commit_frame"] / GPUS["H200"]["l2"] - 2) / CHAIN_THEN["mirror_chain"]
 
 CLASSES = [
     ("ld_global", re.compile(r"^ld(\.[a-z]+)*\.global")),
@@ -393,7 +393,7 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
         t["tensor"] = frames * (CAL["tensor_frame"] + groups * (CAL["tensor_group"] + values * CAL["tensor_value"])
                                 * 256 / threads)
     commit_frame = scaled(pc, CAL["commit_frame"], "probe_make_visible") - (
-        CHAIN_THEN["mirror_chain"] - st["mirror_chain"]) * MIRROR_LINK * g["l2"] / 0.145
+        CHAIN_THEN["mirror_chain"] - st["mirror_chain"]) * MIRROR_LINK_L2 * g["l2"]
     t["commit"] = CAL["commit"] + busy * st["commit_fences"] * fence_host + frames * max(
         0.0, commit_frame) + CAL["commit_drain"] * n * payload / 1024
     t["end"] = CAL["end"] + fence_host
