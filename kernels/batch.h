@@ -77,10 +77,8 @@ struct gi_batch_hdr {
 	uint32_t solo_last;             /* the last of them, GI_REC_NONE */
 	uint32_t solo_frames;           /* frames the run touches: their first records in touched[] */
 	uint32_t solo_limit;            /* records of rank below it were placed (2b stopped there on a stall) */
-	uint32_t scan_carry;            /* the GPU's block scans: count and last index before this pass */
-	uint32_t scan_carry_last;
-	uint16_t scan_n[32];            /* ... per warp of the pass */
-	uint16_t scan_last[32];
+	uint16_t scan_n[32];            /* the GPU's block scans: count and last index per warp of a pass, */
+	uint16_t scan_last[32];         /* in two halves taken by turns (exec_cuda.cu, gi_cta_scan) */
 };
 
 GI_HD static inline struct gi_rec *gi_batch_recs(struct gi_batch_hdr *h)

@@ -183,48 +183,59 @@ __device__ static void gi_cta_init(const struct gi_cuda_args &a, uint8_t *smem)
  * Every thread: a compaction scan over the batch's n records.  pred(i)
  * says whether record i counts; each counted record gets out(i, pos, prev):
  * its place among the counted ones and the counted record before it
- * (GI_REC_NONE).  Ballots within a warp, per-warp counts in shared memory
- * across warps, blockDim.x records per pass.  Afterwards (a barrier in)
- * h->scan_carry is the count and h->scan_carry_last the last counted one.
+ * (GI_REC_NONE).  Ballots within a warp; across warps, each warp's count
+ * and last in shared memory, which every thread then reads whole (loads of
+ * one word for all threads, all in flight at once) and sums in registers,
+ * the running count and last kept there too: one barrier per blockDim.x
+ * records, no thread's loop between barriers.  The per-warp words take
+ * turns between two halves by pass, so one pass's stores never meet the
+ * reads of the pass before (every thread made those before the barrier in
+ * between).  Returns the count and the last counted record, in every
+ * thread.  The caller's next barrier makes the out() stores visible, and
+ * must come before another scan (its first pass reuses the first half).
  */
+#define GI_CTA_WARPS (GI_EXEC_MAX_CTA / 32u)
+GI_STATIC_ASSERT(2 * GI_CTA_WARPS <= sizeof(((struct gi_batch_hdr *)0)->scan_n) / sizeof(uint16_t),
+		 "the block scans' per-warp words: two halves of the CTA's warps");
+struct gi_cta_scan_sum {
+	uint32_t n;    /* records counted */
+	uint32_t last; /* the last of them, GI_REC_NONE */
+};
+
 template <class Pred, class Out>
-__device__ static void gi_cta_scan(struct gi_batch_hdr *h, uint32_t n, Pred pred, Out out)
+__device__ static struct gi_cta_scan_sum gi_cta_scan(struct gi_batch_hdr *h, uint32_t n, Pred pred, Out out)
 {
 	const uint32_t tid = threadIdx.x, nt = blockDim.x, lane = tid % 32, warp = tid / 32, nwarps = nt / 32;
+	struct gi_cta_scan_sum c = { 0, GI_REC_NONE };
 
-	if (tid == 0) {
-		h->scan_carry = 0;
-		h->scan_carry_last = GI_REC_NONE;
-	}
-	__syncthreads();
-	for (uint32_t base = 0; base < n; base += nt) {
+	for (uint32_t base = 0, half = 0; base < n; base += nt, half ^= GI_CTA_WARPS) {
+		uint16_t *cnt = &h->scan_n[half], *lst = &h->scan_last[half];
 		const uint32_t i = base + tid, wbase = base + warp * 32;
 		const uint32_t f = i < n && pred(i);
 		const uint32_t b = __ballot_sync(0xffffffffu, f), below = b & ((1u << lane) - 1u);
 		if (lane == 0) {
-			h->scan_n[warp] = (uint16_t)__popc(b);
-			h->scan_last[warp] = (uint16_t)(b ? wbase + 31 - __clz((int)b) : GI_REC_NONE);
+			cnt[warp] = (uint16_t)__popc(b);
+			lst[warp] = (uint16_t)(b ? wbase + 31 - __clz((int)b) : GI_REC_NONE);
 		}
 		__syncthreads();
-		if (f) {
-			uint32_t pos = h->scan_carry + __popc(below);
-			uint32_t prev = below ? wbase + 31 - __clz((int)below) : GI_REC_NONE;
-			for (uint32_t w = 0; w < warp; w++)
-				pos += h->scan_n[w];
-			for (uint32_t w = warp; prev == GI_REC_NONE && w-- > 0;)
-				if (h->scan_n[w])
-					prev = h->scan_last[w];
-			out(i, pos, prev == GI_REC_NONE ? h->scan_carry_last : prev);
+		uint32_t before = 0, all = 0, prev = GI_REC_NONE, last = GI_REC_NONE;
+		GI_UNROLL
+		for (uint32_t w = 0; w < GI_CTA_WARPS; w++) {
+			if (w >= nwarps)
+				break;
+			const uint32_t k = cnt[w], l = lst[w];
+			all += k;
+			before += w < warp ? k : 0;
+			last = k ? l : last;
+			prev = k && w < warp ? l : prev;
 		}
-		__syncthreads();
-		if (tid == 0)
-			for (uint32_t w = 0; w < nwarps; w++)
-				if (h->scan_n[w]) {
-					h->scan_carry += h->scan_n[w];
-					h->scan_carry_last = h->scan_last[w];
-				}
-		__syncthreads();
+		if (f)
+			out(i, c.n + before + __popc(below),
+			    below ? wbase + 31 - __clz((int)below) : prev != GI_REC_NONE ? prev : c.last);
+		c.n += all;
+		c.last = last != GI_REC_NONE ? last : c.last;
 	}
+	return c;
 }
 
 /*
@@ -332,14 +343,15 @@ __device__ static void gi_cta_beside_commit(const struct gi_trip *t, struct gi_c
 __device__ static void gi_cta_scan_ranks(struct gi_batch_hdr *h)
 {
 	struct gi_rec *rec = gi_batch_recs(h);
-	gi_cta_scan(h, h->n, [&](uint32_t i) { return rec[i].state == GI_REC_PARSED; },
-		    [&](uint32_t i, uint32_t pos, uint32_t prev) {
-			    rec[i].rank = (uint16_t)pos;
-			    rec[i].prev = (uint16_t)prev;
-		    });
+	const struct gi_cta_scan_sum c =
+		gi_cta_scan(h, h->n, [&](uint32_t i) { return rec[i].state == GI_REC_PARSED; },
+			    [&](uint32_t i, uint32_t pos, uint32_t prev) {
+				    rec[i].rank = (uint16_t)pos;
+				    rec[i].prev = (uint16_t)prev;
+			    });
 	if (threadIdx.x == 0) {
-		h->solo_total = h->scan_carry;
-		h->solo_last = h->scan_carry_last;
+		h->solo_total = c.n;
+		h->solo_last = c.last;
 		h->ranked = 1;
 	}
 	__syncthreads();
@@ -350,10 +362,11 @@ __device__ static void gi_cta_scan_starts(struct gi_batch_hdr *h, uint32_t max_p
 {
 	struct gi_rec *rec = gi_batch_recs(h);
 	uint16_t *starts = gi_batch_touched(h, max_pkts);
-	gi_cta_scan(h, h->n, [&](uint32_t i) { return gi_solo_starts_frame(rec, &rec[i]); },
-		    [&](uint32_t i, uint32_t pos, uint32_t) { starts[pos] = (uint16_t)i; });
+	const struct gi_cta_scan_sum c =
+		gi_cta_scan(h, h->n, [&](uint32_t i) { return gi_solo_starts_frame(rec, &rec[i]); },
+			    [&](uint32_t i, uint32_t pos, uint32_t) { starts[pos] = (uint16_t)i; });
 	if (threadIdx.x == 0)
-		h->solo_frames = h->scan_carry;
+		h->solo_frames = c.n;
 	__syncthreads();
 }
 
