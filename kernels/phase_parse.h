@@ -4,7 +4,9 @@
  * gi_phase_parse(): worker w of nw parses packets w, w + nw, ... into their
  * records: headers, stream, the format's fields.  Pure reads of the packet
  * and the streams' configuration, so any number of workers run it at once;
- * the only shared writes are the batch's drop counters (atomic adds).
+ * the only shared writes are the batch's drop counters (atomic adds).  It
+ * says whether it left an ICRC pending, so that a batch with none (any
+ * format but rocev2) skips phase 1b and its barrier.
  *
  * gi_phase_icrc() (1b, GPU): rocev2 ICRCs that phase 1 left pending, one
  * worker per packet, slice-by-8 tables in shared memory (fmt_rocev2.h).
@@ -18,12 +20,14 @@
 
 GI_EXTERN_C_BEGIN
 
-GI_HD static inline void gi_phase_parse(const struct gi_exec_ctx *ctx, uint32_t owner, const struct gi_batch_slot *slot,
-					uint32_t max_pkts, uint32_t split, struct gi_batch_hdr *h, int icrc_now,
-					uint32_t w, uint32_t nw)
+/* Returns 1 when one of this worker's packets has its ICRC pending (phase 1b), else 0. */
+GI_HD static inline uint32_t gi_phase_parse(const struct gi_exec_ctx *ctx, uint32_t owner,
+					    const struct gi_batch_slot *slot, uint32_t max_pkts, uint32_t split,
+					    struct gi_batch_hdr *h, int icrc_now, uint32_t w, uint32_t nw)
 {
 	struct gi_rec *rec = gi_batch_recs(h);
 	uint16_t port = slot->port;
+	uint32_t pending = 0;
 
 	for (uint32_t i = w; i < h->n; i += nw) {
 		struct gi_rec *r = &rec[i];
@@ -44,7 +48,9 @@ GI_HD static inline void gi_phase_parse(const struct gi_exec_ctx *ctx, uint32_t 
 		} else {
 			gi_batch_drop(h, r, (uint32_t)why);
 		}
+		pending |= r->pi.icrc_pending;
 	}
+	return pending;
 }
 
 /* Worker w of nw: every record with a pending ICRC.  `t8`: slice-by-8 tables. */

@@ -45,12 +45,13 @@ GI_TRIP_FN(struct gi_trip *t, GI_TRIP_BE *be)
 	const uint32_t solo = t->n_streams == 1;
 	(void)be;
 
-	/* 1: a worker per packet; 1b: the rocev2 ICRCs parse left pending */
+	/* 1: a worker per packet; 1b: the rocev2 ICRCs parse left pending, if any */
+	uint32_t pending = 0;
 	GI_TRIP_FOR(GI_STEP_PARSE, w, nw)
-		gi_phase_parse(ctx, t->owner, t->slot, t->max_pkts, t->split, h, (int)t->icrc_inline, w, nw);
-	GI_TRIP_BARRIER();
+		pending |= gi_phase_parse(ctx, t->owner, t->slot, t->max_pkts, t->split, h, (int)t->icrc_inline, w, nw);
+	const uint32_t icrc = GI_TRIP_ANY(pending);
 	GI_TRIP_MARK(GI_STEP_PARSE);
-	if (!t->icrc_inline) {
+	if (icrc) {
 		GI_TRIP_FOR(GI_STEP_ICRC, w, nw)
 			gi_phase_icrc(t->slot, t->max_pkts, t->split, h, w, nw, t->t8);
 		GI_TRIP_BARRIER();
