@@ -218,16 +218,21 @@ __device__ static struct gi_cta_scan_sum gi_cta_scan(struct gi_batch_hdr *h, uin
 			lst[warp] = (uint16_t)(b ? wbase + 31 - __clz((int)b) : GI_REC_NONE);
 		}
 		__syncthreads();
+		/* every load issued before any is used: in a loop that used each as it came, a
+		 * warp would wait for them one after another */
+		uint32_t k[GI_CTA_WARPS], l[GI_CTA_WARPS];
+		GI_UNROLL
+		for (uint32_t w = 0; w < GI_CTA_WARPS; w++) {
+			k[w] = w < nwarps ? cnt[w] : 0;
+			l[w] = w < nwarps ? lst[w] : GI_REC_NONE;
+		}
 		uint32_t before = 0, all = 0, prev = GI_REC_NONE, last = GI_REC_NONE;
 		GI_UNROLL
 		for (uint32_t w = 0; w < GI_CTA_WARPS; w++) {
-			if (w >= nwarps)
-				break;
-			const uint32_t k = cnt[w], l = lst[w];
-			all += k;
-			before += w < warp ? k : 0;
-			last = k ? l : last;
-			prev = k && w < warp ? l : prev;
+			all += k[w];
+			before += w < warp ? k[w] : 0;
+			last = k[w] ? l[w] : last;
+			prev = k[w] && w < warp ? l[w] : prev;
 		}
 		if (f)
 			out(i, c.n + before + __popc(below),
