@@ -127,11 +127,9 @@ static inline void gi_format_params_init(struct gi_format_params *fp, enum gi_fo
  */
 GI_HD static inline int64_t gi_extend_delta(uint64_t ref, uint64_t v, uint32_t bits)
 {
-	if (bits >= 64)
-		return (int64_t)(v - ref);
-	uint64_t mod = 1ull << bits;
-	uint64_t d = (v - ref) & (mod - 1);
-	return (int64_t)(d & (mod >> 1) ? d | ~(mod - 1) : d);
+	/* no branch on bits (a GPU would wait for its load before the rest): 64 bits is the mask of all ones */
+	const uint64_t low = bits >= 64 ? ~0ull : (1ull << (bits & 63)) - 1, d = (v - ref) & low;
+	return (int64_t)(d & ((low >> 1) + 1) ? d | ~low : d);
 }
 
 /* ---- udp_seq (udp_seq.h) as a format ------------------------------------ */

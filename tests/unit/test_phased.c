@@ -21,8 +21,9 @@
  *    groups), fed by a producer thread, against the serial path (under
  *    ThreadSanitizer this is the workers' isolation check).
  *  - Mode inline refusing a ring group split across rx lcores.
- *  - The divide-free arithmetic (gi_div) and the slice-by-8 ICRC against
- *    their plain forms.
+ *  - The divide-free arithmetic (gi_div, both its host and its GPU form),
+ *    the counters' sign extension and the slice-by-8 ICRC against their
+ *    plain forms.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -1072,8 +1073,30 @@ static void test_divide_free(void **state)
 					   : rnd() >> (rnd() % 64);
 			assert_int_equal(gi_div_q(&v, n), n / ds[k]);
 			assert_int_equal(gi_div_r(&v, n), n % ds[k]);
+			assert_int_equal(gi_div_q_select(&v, n), n / ds[k]); /* the GPU's form */
 		}
 	}
+}
+
+/* A counter's sign-extended distance (gi_extend_delta, branch-free) against its definition, 0 to 64 bits. */
+static void test_extend_delta(void **state)
+{
+	(void)state;
+	rng_state = 9;
+	for (uint32_t bits = 0; bits <= 64; bits++)
+		for (int i = 0; i < 4000; i++) {
+			const uint64_t ref = i < 4 ? (uint64_t[]){ 0, 1, UINT64_MAX, (uint64_t)1 << 63 }[i] : rnd();
+			const uint64_t v = i % 3 == 0 ? ref + (rnd() >> (rnd() % 64)) : rnd();
+			__int128 want;
+			if (bits >= 64) {
+				want = (int64_t)(v - ref);
+			} else {
+				const unsigned __int128 mod = (unsigned __int128)1 << bits;
+				const unsigned __int128 d = (v - ref) & (uint64_t)(mod - 1);
+				want = bits && d >= mod / 2 ? (__int128)d - (__int128)mod : (__int128)d;
+			}
+			assert_true(gi_extend_delta(ref, v, bits) == (int64_t)want);
+		}
 }
 
 /* Slice-by-8 ICRC (the GPU's) against the byte loop, whole and split packets. */
@@ -1123,6 +1146,7 @@ int main(void)
 		cmocka_unit_test(test_auto_split_group_threads),
 		cmocka_unit_test(test_inline_refuses_split_group),
 		cmocka_unit_test(test_divide_free),
+		cmocka_unit_test(test_extend_delta),
 		cmocka_unit_test(test_icrc_slice_by_8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
