@@ -174,23 +174,46 @@ PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "pro
 #                  sender's record, each NIC time, the bitmap word; in rounds of whole loads 4)
 #   seq_volatile   volatile counter adds per frame sequenced (GI_COUNTER_ADD on the device: a load that
 #                  always goes to L2, then its store; plain adds since, which L1 serves)
+#   scan_steps     the two block scans' serial steps at one pass of 8 warps (a barrier, or a shared-memory
+#                  load that waits on the one before): each scan 5 barriers, the counted threads' loops over
+#                  the warps before theirs (2) and thread 0's carry loop (8), 15, plus its predicate's loads
+#                  (ranks 1, starts 2): 33; every thread summing the warps' words in registers, one barrier a
+#                  pass, the words' loads in two rounds (ptxas issues four warps' at once) and the caller's
+#                  barrier: 4 a scan, 11 (d7a735e, 2eded68)
+#   icrc_step      the icrc step runs in every batch (a barrier and a loop over nothing pending), or only
+#                  when parse left a rocev2 ICRC pending (f133cb4): never in the custom format
+#   place_chain    2a's place of a record (gi_seq_fast_place), loads in a row, each waiting for a branch on
+#                  the one before: (from L2, from L1).  Tested where each was read, the stream's words and
+#                  the slot's made 12 for the custom format: seq_max, next_pub, the slot's frame word and its
+#                  bitmap word from L2 (thread 0 or an atomic wrote them last), 8 configuration words from L1;
+#                  every stream word loaded first and the checks ANDed, the slot's words together: 2 from L2
+#                  (the stream's round, the slot's), 1 from L1 (a divisor's fields)
 STRUCTURE = {
     "now": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2, open_fence="batch",
-                commit_fences=1, timing_adds=0, ahead=True, mirror_chain=4, seq_volatile=0),
+                commit_fences=1, timing_adds=0, ahead=True, mirror_chain=4, seq_volatile=0, scan_steps=11,
+                icrc_step=False, place_chain=(2, 1)),
     "h100-950d350": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2,
-                         open_fence="batch", commit_fences=1, timing_adds=0, mirror_chain=13, seq_volatile=6),
+                         open_fence="batch", commit_fences=1, timing_adds=0, mirror_chain=13, seq_volatile=6,
+                         scan_steps=33, icrc_step=True, place_chain=(4, 8)),
     "h200-ee4a5e2": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2,
-                         open_fence="batch", commit_fences=1, timing_adds=0, mirror_chain=13, seq_volatile=6),
+                         open_fence="batch", commit_fences=1, timing_adds=0, mirror_chain=13, seq_volatile=6,
+                         scan_steps=33, icrc_step=True, place_chain=(4, 8)),
     "h200-run-2": dict(poll_trips=1, stage_trips=None, lane_chunks=1 << 30, loads_chunk=5, inflight=4,
-                       open_fence="frame", commit_fences=2, timing_adds=12, mirror_chain=13, seq_volatile=6),
+                       open_fence="frame", commit_fences=2, timing_adds=12, mirror_chain=13, seq_volatile=6,
+                       scan_steps=33, icrc_step=True, place_chain=(4, 8)),
     "h200-run": dict(poll_trips=2, stage_trips=11, lane_chunks=None, loads_chunk=5, inflight=1, open_fence="frame",
-                     commit_fences=2, timing_adds=0, mirror_chain=13, seq_volatile=6),
+                     commit_fences=2, timing_adds=0, mirror_chain=13, seq_volatile=6,
+                     scan_steps=33, icrc_step=True, place_chain=(4, 8)),
 }
 # The calibrated code's per-frame chains (every MEASURED run had them): commit_frame and seq_frame above
 # include them, a structure with fewer pays less.  A volatile add costs an L2 load less an L1 hit; a
 # mirror link what commit_frame leaves after the pending scans' two L2 loads a frame, shared by its 13
-# links, in L2 loads of the H200 it was fitted on (0.77: some links hit L1).
-CHAIN_THEN = dict(mirror_chain=13, seq_volatile=6)
+# links, in L2 loads of the H200 it was fitted on (0.77: some links hit L1). The scans' CAL is shared
+# among their serial steps alike (0.056 µs a step, about 110 cycles: a barrier with the thread-0 work and
+# reconvergence around it, or a shared-memory load): a block scan costs its chain, not its instructions
+# (the per-warp loop is unrolled for the CTA's most warps and mostly skipped), so it does not scale with
+# probe_scan's count.
+CHAIN_THEN = dict(mirror_chain=13, seq_volatile=6, scan_steps=33, icrc_step=True, place_chain=(4, 8))
 L1_HIT = 0.02  # µs: an L1 hit, about 40 cycles
 MIRROR_LINK_L2 = (CAL["commit_frame"] / GPUS["H200"]["l2"] - 2) / CHAIN_THEN["mirror_chain"]
 
@@ -365,9 +388,13 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
     t["stage"] = trips * g["pcie"] + CAL["stage"]
     passes = math.ceil(n / threads)
     t["parse"] = passes * scaled(pc, CAL["parse"], "probe_parse") + n * CAL["parse_pkt"]
-    t["icrc"] = CAL["icrc"]
-    t["scan"] = passes * scaled(pc, CAL["scan"], "probe_scan") + n * CAL["scan_pkt"]
-    t["run"] = passes * scaled(pc, CAL["run"], "probe_run_place", "probe_run_link")
+    t["icrc"] = CAL["icrc"] if st["icrc_step"] else 0.0
+    t["scan"] = passes * CAL["scan"] * st["scan_steps"] / CHAIN_THEN[
+        "scan_steps"] + n * CAL["scan_pkt"]
+    l2_then, l1_then = CHAIN_THEN["place_chain"]
+    l2_now, l1_now = st["place_chain"]
+    t["run"] = passes * (scaled(pc, CAL["run"], "probe_run_place", "probe_run_link") - (l2_then - l2_now) * g["l2"] -
+                         (l1_then - l1_now) * L1_HIT)
     open_fences = frames if st["open_fence"] == "frame" else busy
     seq_frame = scaled(pc, CAL["seq_frame"], "probe_frame_open", "probe_frame_end") - (
         CHAIN_THEN["seq_volatile"] - st["seq_volatile"]) * (g["l2"] - L1_HIT)
