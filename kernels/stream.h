@@ -362,7 +362,9 @@ GI_HD static inline void gi_stream_derive(struct gi_stream_rt *st)
 
 GI_HD static inline int gi_frame_is_open(const struct gi_frame_slot *s, uint64_t frame)
 {
-	return s->frame == frame && s->state == GI_FRAME_FILLING && s->seq == 2 * frame + 1;
+	/* all three words read, then tested: with && each load waited for the test of the one
+	 * before (on the GPU three round trips to L2, where the slot's words are) */
+	return (s->frame == frame) & (s->state == GI_FRAME_FILLING) & (s->seq == 2 * frame + 1);
 }
 
 /*
