@@ -188,22 +188,24 @@ PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "pro
 #                  bitmap word from L2 (thread 0 or an atomic wrote them last), 8 configuration words from L1;
 #                  every stream word loaded first and the checks ANDed, the slot's words together: 2 from L2
 #                  (the stream's round, the slot's), 1 from L1 (a divisor's fields)
+#   end_chain      shared-memory loads in a row in thread 0's batch end (gi_batch_end): a drop count after
+#                  each counter add before it, 17, then n: 18; the batch's words first: 1 (this tree)
 STRUCTURE = {
     "now": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2, open_fence="batch",
                 commit_fences=1, timing_adds=0, ahead=True, mirror_chain=4, seq_volatile=0, scan_steps=11,
-                icrc_step=False, place_chain=(2, 1)),
+                icrc_step=False, place_chain=(2, 1), end_chain=1),
     "h100-950d350": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2,
                          open_fence="batch", commit_fences=1, timing_adds=0, mirror_chain=13, seq_volatile=6,
-                         scan_steps=33, icrc_step=True, place_chain=(4, 8)),
+                         scan_steps=33, icrc_step=True, place_chain=(4, 8), end_chain=18),
     "h200-ee4a5e2": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2,
                          open_fence="batch", commit_fences=1, timing_adds=0, mirror_chain=13, seq_volatile=6,
-                         scan_steps=33, icrc_step=True, place_chain=(4, 8)),
+                         scan_steps=33, icrc_step=True, place_chain=(4, 8), end_chain=18),
     "h200-run-2": dict(poll_trips=1, stage_trips=None, lane_chunks=1 << 30, loads_chunk=5, inflight=4,
                        open_fence="frame", commit_fences=2, timing_adds=12, mirror_chain=13, seq_volatile=6,
-                       scan_steps=33, icrc_step=True, place_chain=(4, 8)),
+                       scan_steps=33, icrc_step=True, place_chain=(4, 8), end_chain=18),
     "h200-run": dict(poll_trips=2, stage_trips=11, lane_chunks=None, loads_chunk=5, inflight=1, open_fence="frame",
                      commit_fences=2, timing_adds=0, mirror_chain=13, seq_volatile=6,
-                     scan_steps=33, icrc_step=True, place_chain=(4, 8)),
+                     scan_steps=33, icrc_step=True, place_chain=(4, 8), end_chain=18),
 }
 # The calibrated code's per-frame chains (every MEASURED run had them): commit_frame and seq_frame above
 # include them, a structure with fewer pays less.  A volatile add costs an L2 load less an L1 hit; a
@@ -213,7 +215,8 @@ STRUCTURE = {
 # reconvergence around it, or a shared-memory load): a block scan costs its chain, not its instructions
 # (the per-warp loop is unrolled for the CTA's most warps and mostly skipped), so it does not scale with
 # probe_scan's count.
-CHAIN_THEN = dict(mirror_chain=13, seq_volatile=6, scan_steps=33, icrc_step=True, place_chain=(4, 8))
+CHAIN_THEN = dict(mirror_chain=13, seq_volatile=6, scan_steps=33, icrc_step=True, place_chain=(4, 8),
+                  end_chain=18)
 L1_HIT = 0.02  # µs: an L1 hit, about 40 cycles
 MIRROR_LINK_L2 = (CAL["commit_frame"] / GPUS["H200"]["l2"] - 2) / CHAIN_THEN["mirror_chain"]
 
@@ -423,13 +426,14 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
         CHAIN_THEN["mirror_chain"] - st["mirror_chain"]) * MIRROR_LINK_L2 * g["l2"]
     t["commit"] = CAL["commit"] + busy * st["commit_fences"] * fence_host + frames * max(
         0.0, commit_frame) + CAL["commit_drain"] * n * payload / 1024
-    t["end"] = CAL["end"] + fence_host
+    end = CAL["end"] - (CHAIN_THEN["end_chain"] - st["end_chain"]) * L1_HIT  # a shared-memory load: an L1 hit
+    t["end"] = end + fence_host
     if st.get("ahead"):  # under load: no doorbell, the stage beside the commit, the end's fence beside parse
         t["poll"] = CAL["poll"] + st["timing_adds"] * g["l2"]
         t["commit"] = max(t["commit"], t["stage"])
         t["stage"] = CAL["stage"]
         t["parse"] = max(t["parse"], fence_host)
-        t["end"] = CAL["end"]
+        t["end"] = end
     total = sum(t.values())
     per_ring = n / total                          # Mpps = packets per microsecond
     r = min(rings, g["sms"])
