@@ -125,11 +125,22 @@ static inline void gi_format_params_init(struct gi_format_params *fp, enum gi_fo
  * is extended in unsigned arithmetic: `d - mod` in int64_t overflows for a
  * 63-bit counter (a custom field's mask can make one).
  */
-GI_HD static inline int64_t gi_extend_delta(uint64_t ref, uint64_t v, uint32_t bits)
+GI_HD static inline int64_t gi_extend_delta_eager(uint64_t ref, uint64_t v, uint32_t bits)
 {
-	/* no branch on bits (a GPU would wait for its load before the rest): 64 bits is the mask of all ones */
+	/* the GPU's form: no branch on bits (GI_LOADS_FIRST, gi_hd.h); 64 bits is the mask of all ones */
 	const uint64_t low = bits >= 64 ? ~0ull : (1ull << (bits & 63)) - 1, d = (v - ref) & low;
 	return (int64_t)(d & ((low >> 1) + 1) ? d | ~low : d);
+}
+
+GI_HD static inline int64_t gi_extend_delta(uint64_t ref, uint64_t v, uint32_t bits)
+{
+	if (GI_LOADS_FIRST)
+		return gi_extend_delta_eager(ref, v, bits);
+	if (bits >= 64)
+		return (int64_t)(v - ref);
+	uint64_t mod = 1ull << bits;
+	uint64_t d = (v - ref) & (mod - 1);
+	return (int64_t)(d & (mod >> 1) ? d | ~(mod - 1) : d);
 }
 
 /* ---- udp_seq (udp_seq.h) as a format ------------------------------------ */

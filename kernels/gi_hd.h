@@ -175,6 +175,23 @@
 #else
 #define GI_SPECIALIZE 1
 #endif
+/*
+ * GI_LOADS_FIRST: 1 where a body loads every word its checks read before
+ * the first check, and ANDs the checks rather than short-circuiting them
+ * (the GPU, and its emulation so that CI runs that form): a GPU issues in
+ * order and does not speculate, so a load after a branch waits for the
+ * branch, which waits for the load before; checks tested where each reads
+ * its word make a chain of round trips.  0 on the host, whose CPU
+ * predicts such branches and runs past them, and where the eager form
+ * costs instructions (bench/instr.sh: 99 Ir a packet more in 2a's place,
+ * 14 to 25 more in the serial steps).  Bodies test it with a plain `if`.
+ */
+#ifdef __CUDA_ARCH__
+#define GI_LOADS_FIRST 1
+#else
+#define GI_LOADS_FIRST 0
+#endif
+
 /* A body kept out of line: large, and off the path most batches take (a called function on the GPU). */
 #if defined(__CUDACC__) && !defined(GI_CUDA_EMU)
 #define GI_NOINLINE __noinline__

@@ -113,50 +113,106 @@ GI_HD static inline uint32_t gi_phase_sequence_rec(struct gi_stream_rt *st, stru
  * record's frame slot (through `geo`, the stream's geometry, which keeps
  * the last slot found), writes r->frame and r->index.  1: it fits.
  *
- * Written as two rounds of loads, each followed by one test: every word of
- * the stream the checks read, then the frame's slot words.  Each check
- * tested where it reads its word made a chain on the GPU, each load waiting
- * for the branch on the one before (sm_90 SASS of 2a: a dozen of them, L2
- * round trips when thread 0 has just written the words); so the place is
- * computed for both kinds of stream and the checks are ANDed, not
- * short-circuited.  A CPU speculates past such branches either way.
+ * Two forms of the same decisions (test_phased holds them to each other
+ * on random states and records): the host's tests each condition where it
+ * reads its word and stops at the first that fails; the GPU's
+ * (GI_LOADS_FIRST, gi_hd.h) loads every word of the stream first,
+ * computes the place for both kinds of stream and ANDs the checks, then
+ * loads the slot's words and the bitmap word together.  Tested where
+ * each was read, the stream's and the slot's words made a chain on the
+ * GPU, each load waiting for the branch on the one before (sm_90 SASS of
+ * 2a: a dozen, from L2 where thread 0 or an atomic wrote them last).
  */
-GI_HD static inline uint32_t gi_seq_fast_place(const struct gi_stream_rt *st, struct gi_stream_geom *geo,
-					       struct gi_rec *r, uint32_t rank)
+GI_HD static inline uint32_t gi_seq_fast_place_tests(const struct gi_stream_rt *st, struct gi_stream_geom *geo,
+						     struct gi_rec *r, uint32_t rank)
 {
+	const struct gi_format_params *fp = &st->fp;
 	const struct gi_pkt_info *pi = &r->pi;
-	/* the stream's words, all loaded here */
-	const uint32_t started = st->started, end_unknown = st->end_unknown, rocev2 = st->format == GI_FORMAT_ROCEV2;
-	const uint32_t seq_bits = st->fp.seq_bits, frame_bits = st->fp.frame_bits, packets = st->packets;
-	const uint32_t payload_bytes = st->payload_bytes, data_packets = st->data_packets;
-	const uint64_t resync = st->fp.resync_frames, seq_max = st->seq_max, seq_origin = st->seq_origin;
-	const uint64_t raw_max = st->raw_max, raw_origin = st->raw_origin, frame_base = st->frame_base;
-	const uint64_t next_pub = st->next_pub;
+	uint64_t frame;
+	uint32_t index;
 
 	/* seq_bits >= 2: a step of one is then +1 for gi_extend_delta (with 1 bit it is -1, with 0 it is 0);
 	 * an HSB stream still learning its frame end (gi_stream_learn_end) may change its geometry at any
 	 * record, which places computed in parallel from the batch's start cannot follow: the serial steps */
-	uint32_t fits = (started != 0) & (seq_bits >= 2) & (end_unknown == 0);
-	const uint64_t seq_ext = seq_max + 1 + rank;
-	const uint64_t mask = seq_bits >= 64 ? ~0ull : (1ull << (seq_bits & 63)) - 1;
-	/* else not the next sequence number: reordered, lost before it, or a copy */
-	fits &= ((seq_ext ^ pi->seq) & mask) == 0;
+	if (!st->started || fp->seq_bits < 2 || st->end_unknown)
+		return 0;
+	uint64_t seq_ext = st->seq_max + 1 + rank;
+	uint64_t mask = fp->seq_bits >= 64 ? ~0ull : (1ull << fp->seq_bits) - 1;
+	if (((seq_ext ^ pi->seq) & mask) != 0)
+		return 0; /* not the next sequence number: reordered, lost before it, or a copy */
 	/*
 	 * The distance from the epoch's first packet, which the serial steps
 	 * take as signed (gi_stream_locate's floor division, check_va's
 	 * remainder): at 2^63 and beyond (a 64-bit counter that jumped, with
 	 * resync_frames 0) they see a packet before the epoch; leave it to them.
 	 */
+	uint64_t n = seq_ext - st->seq_origin;
+	if ((int64_t)n < 0)
+		return 0;
+	if (pi->has_frame) {
+		/*
+		 * Extended against the batch-start raw_max, not against the running
+		 * maximum the serial steps use: the same number while every record
+		 * of the run is within a quarter of the counter's range of raw_max
+		 * (then any two are within half of it).
+		 */
+		int64_t fd = gi_extend_delta(st->raw_max, pi->frame, fp->frame_bits);
+		if (fp->frame_bits < 3 || (fp->frame_bits < 64 && gi_abs_u64(fd) >= 1ull << (fp->frame_bits - 2)))
+			return 0;
+		if (rank == 0 && fp->resync_frames && gi_abs_u64(fd) > fp->resync_frames)
+			return 0; /* a restart */
+		int64_t rel = (int64_t)(st->raw_max - st->raw_origin + (uint64_t)fd);
+		if (rel < 0 && gi_abs_u64(rel) > st->frame_base)
+			return 0;
+		frame = st->frame_base + (uint64_t)rel;
+		index = pi->has_offset ? (uint32_t)gi_div_q(&st->div_payload, pi->byte_off) : pi->pkt_index;
+	} else {
+		uint64_t q = gi_div_q(&st->div_packets, n);
+		frame = st->frame_base + q;
+		index = (uint32_t)(n - q * st->packets);
+	}
+	/* a WRITE's RETH must name the place its PSN gives (gi_fmt_rocev2_check_va) */
+	if (st->format == GI_FORMAT_ROCEV2 && pi->has_offset &&
+	    pi->byte_off != gi_div_r(&st->div_packets, n) * st->payload_bytes)
+		return 0;
+	/* late, or a bad index (a frame beyond the window pushes it in 2b, as the serial steps do) */
+	if (frame >= GI_RING_FRAME_LIMIT || frame < st->next_pub || index >= st->packets)
+		return 0;
+	/* the geometry: every packet payload_bytes long, the frame's last data last_bytes, a record
+	 * of its own none, and a frame-end record no earlier than the last data */
+	if (pi->payload_len != gi_stream_pkt_bytes(st, index) || (pi->meta && index + 1 < st->data_packets))
+		return 0;
+	/* a copy already in its frame from an earlier batch: the serial steps count it */
+	struct gi_frame_slot *s = gi_geom_slot(geo, frame);
+	if (gi_frame_is_open(s, frame) && (gi_frame_bitmap(s)[index >> 6] >> (index & 63) & 1))
+		return 0;
+	r->frame = frame;
+	r->index = index;
+	return 1;
+}
+
+/* The GPU's form (above): the same decisions, every load of a round before any test. */
+GI_HD static inline uint32_t gi_seq_fast_place_eager(const struct gi_stream_rt *st, struct gi_stream_geom *geo,
+						     struct gi_rec *r, uint32_t rank)
+{
+	const struct gi_pkt_info *pi = &r->pi;
+	/* the stream's words, all loaded here */
+	const uint32_t started = st->started, end_unknown = st->end_unknown, rocev2 = st->format == GI_FORMAT_ROCEV2;
+	const uint32_t seq_bits = st->fp.seq_bits, frame_bits = st->fp.frame_bits, packets = st->packets;
+	const uint32_t payload_bytes = st->payload_bytes, data_packets = st->data_packets, div_d = st->div_packets.d;
+	const uint64_t resync = st->fp.resync_frames, seq_max = st->seq_max, seq_origin = st->seq_origin;
+	const uint64_t raw_max = st->raw_max, raw_origin = st->raw_origin, frame_base = st->frame_base;
+	const uint64_t next_pub = st->next_pub;
+
+	/* each check as in gi_seq_fast_place_tests, which says why */
+	uint32_t fits = (started != 0) & (seq_bits >= 2) & (end_unknown == 0);
+	const uint64_t seq_ext = seq_max + 1 + rank;
+	const uint64_t mask = seq_bits >= 64 ? ~0ull : (1ull << (seq_bits & 63)) - 1;
+	fits &= ((seq_ext ^ pi->seq) & mask) == 0;
 	const uint64_t n = seq_ext - seq_origin;
 	fits &= (int64_t)n >= 0;
 	const uint64_t q = gi_div_q(&st->div_packets, n);
-	/*
-	 * A sender's frame number: extended against the batch-start raw_max,
-	 * not against the running maximum the serial steps use: the same number
-	 * while every record of the run is within a quarter of the counter's
-	 * range of raw_max (then any two are within half of it).  Else the
-	 * frame and index follow from the distance.
-	 */
+	/* both kinds of stream's place: by the sender's frame number, or by the distance */
 	const int64_t fd = gi_extend_delta(raw_max, pi->frame, frame_bits);
 	const int64_t rel = (int64_t)(raw_max - raw_origin + (uint64_t)fd);
 	const uint64_t quarter = frame_bits >= 64 ? ~0ull : frame_bits >= 3 ? 1ull << ((frame_bits - 2) & 63) : 0;
@@ -167,18 +223,12 @@ GI_HD static inline uint32_t gi_seq_fast_place(const struct gi_stream_rt *st, st
 	const uint32_t index = !pi->has_frame ? (uint32_t)(n - q * packets)
 			       : pi->has_offset ? (uint32_t)gi_div_q(&st->div_payload, pi->byte_off)
 						: pi->pkt_index;
-	/* a WRITE's RETH must name the place its PSN gives (gi_fmt_rocev2_check_va: the remainder
-	 * of n by packets, n - q * packets) */
-	fits &= !(rocev2 & (pi->has_offset != 0) & (pi->byte_off != (n - q * packets) * payload_bytes));
-	/* late, or a bad index (a frame beyond the window pushes it in 2b, as the serial steps do) */
+	fits &= !(rocev2 & (pi->has_offset != 0) & (pi->byte_off != (n - q * div_d) * payload_bytes));
 	fits &= (frame < GI_RING_FRAME_LIMIT) & (frame >= next_pub) & (index < packets);
-	/* the geometry: every packet payload_bytes long, the frame's last data last_bytes, a record
-	 * of its own none, and a frame-end record no earlier than the last data */
 	fits &= (pi->payload_len == gi_stream_pkt_bytes(st, index)) & !((pi->meta != 0) & (index + 1 < data_packets));
 	if (!fits)
 		return 0;
-	/* a copy already in its frame from an earlier batch: the serial steps count it (the slot's
-	 * words and the bitmap's together: index < packets, so the word is the slot's) */
+	/* the slot's words and the bitmap word together (index < packets: the word is the slot's) */
 	struct gi_frame_slot *s = gi_geom_slot(geo, frame);
 	const uint64_t word = gi_frame_bitmap(s)[index >> 6];
 	if (gi_frame_is_open(s, frame) && (word >> (index & 63) & 1))
@@ -186,6 +236,12 @@ GI_HD static inline uint32_t gi_seq_fast_place(const struct gi_stream_rt *st, st
 	r->frame = frame;
 	r->index = index;
 	return 1;
+}
+
+GI_HD static inline uint32_t gi_seq_fast_place(const struct gi_stream_rt *st, struct gi_stream_geom *geo,
+					       struct gi_rec *r, uint32_t rank)
+{
+	return GI_LOADS_FIRST ? gi_seq_fast_place_eager(st, geo, r, rank) : gi_seq_fast_place_tests(st, geo, r, rank);
 }
 
 /*

@@ -362,9 +362,9 @@ GI_HD static inline void gi_stream_derive(struct gi_stream_rt *st)
 
 GI_HD static inline int gi_frame_is_open(const struct gi_frame_slot *s, uint64_t frame)
 {
-	/* all three words read, then tested: with && each load waited for the test of the one
-	 * before (on the GPU three round trips to L2, where the slot's words are) */
-	return (s->frame == frame) & (s->state == GI_FRAME_FILLING) & (s->seq == 2 * frame + 1);
+	if (GI_LOADS_FIRST) /* all three words, then the tests (gi_hd.h): one round trip to L2, not three */
+		return (s->frame == frame) & (s->state == GI_FRAME_FILLING) & (s->seq == 2 * frame + 1);
+	return s->frame == frame && s->state == GI_FRAME_FILLING && s->seq == 2 * frame + 1;
 }
 
 /*

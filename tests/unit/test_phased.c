@@ -23,7 +23,8 @@
  *  - Mode inline refusing a ring group split across rx lcores.
  *  - The divide-free arithmetic (gi_div, both its host and its GPU form),
  *    the counters' sign extension and the slice-by-8 ICRC against their
- *    plain forms.
+ *    plain forms; 2a's place of a record, the host's form against the
+ *    GPU's, on random states.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -1078,7 +1079,7 @@ static void test_divide_free(void **state)
 	}
 }
 
-/* A counter's sign-extended distance (gi_extend_delta, branch-free) against its definition, 0 to 64 bits. */
+/* A counter's sign-extended distance (gi_extend_delta, both forms) against its definition, 0 to 64 bits. */
 static void test_extend_delta(void **state)
 {
 	(void)state;
@@ -1096,7 +1097,100 @@ static void test_extend_delta(void **state)
 				want = bits && d >= mod / 2 ? (__int128)d - (__int128)mod : (__int128)d;
 			}
 			assert_true(gi_extend_delta(ref, v, bits) == (int64_t)want);
+			assert_true(gi_extend_delta_eager(ref, v, bits) == (int64_t)want); /* the GPU's form */
 		}
+}
+
+/* A value near `base` most of the time, anything now and then. */
+static uint64_t rnd_near(uint64_t base)
+{
+	const uint64_t k = rnd() % 8;
+	return k == 0 ? rnd() : k == 1 ? base - rnd() % 4 : k == 2 ? base + rnd() % 4 : base;
+}
+
+/*
+ * 2a's place of a record in its two forms (gi_seq_fast_place: the host
+ * tests each check where it reads its word, the GPU loads every word
+ * first and ANDs the checks) on random stream states, records and slots
+ * near and far from fitting: the same answer, frame, index and geometry.
+ */
+static void test_fast_place_forms(void **state)
+{
+	(void)state;
+	static const uint32_t packets_set[] = { 1, 2, 3, 7, 8, 63, 64, 65, 200 };
+	static const uint32_t bits_set[] = { 0, 1, 2, 3, 4, 8, 16, 24, 32, 62, 63, 64 };
+	static const uint64_t resync_set[] = { 0, 0, 1, 5, 1000, ~0ull };
+	enum { NSLOT = 4 };
+	const uint64_t hdr = GI_ALIGN_UP(sizeof(struct gi_frame_ring_hdr), 4096);
+	uint32_t fit = 0;
+	rng_state = 11;
+	for (int it = 0; it < 200000; it++) {
+		struct gi_stream_rt st;
+		memset(&st, 0, sizeof(st));
+		st.format = (uint32_t)(rnd() % 2 ? GI_FORMAT_ROCEV2 : GI_FORMAT_CUSTOM);
+		st.packets = packets_set[rnd() % 9];
+		st.payload_bytes = (uint32_t)(rnd() % 3 ? 64 : 1 + rnd() % 2000);
+		st.data_packets = rnd() % 2 && st.packets > 1 ? st.packets - 1 : st.packets;
+		st.last_bytes = (uint32_t)(rnd() % 2 ? st.payload_bytes : rnd() % 100);
+		st.fp.seq_bits = bits_set[rnd() % 12];
+		st.fp.frame_bits = (uint32_t)(rnd() % 4 ? bits_set[rnd() % 12] : rnd() % 65);
+		st.fp.resync_frames = resync_set[rnd() % 6];
+		st.started = rnd() % 8 != 0;
+		st.end_unknown = rnd() % 8 == 0;
+		gi_div_init(&st.div_packets, st.packets);
+		gi_div_init(&st.div_payload, st.payload_bytes);
+		const uint32_t rank = (uint32_t)(rnd() % 3 ? rnd() % 4 : rnd() % 300);
+		st.seq_max = rnd() % 4 ? rnd() % 100000 : rnd();
+		const uint64_t seq_ext = st.seq_max + 1 + rank;
+		st.seq_origin = rnd() % 4 ? seq_ext - rnd() % (4ull * st.packets) : rnd();
+		st.raw_max = rnd() % 4 ? rnd() % 1000 : rnd();
+		st.raw_origin = rnd() % 4 ? st.raw_max - rnd() % 8 : rnd();
+		st.frame_base = rnd() % 4 ? rnd() % 100 : rnd();
+		st.next_pub = rnd() % 4 ? st.frame_base + rnd() % 4 : rnd();
+
+		struct gi_rec r;
+		memset(&r, 0, sizeof(r));
+		const uint64_t n = seq_ext - st.seq_origin, idx = n % st.packets;
+		r.pi.seq = rnd() % 4 ? rnd_near(seq_ext) : rnd();
+		r.pi.has_frame = rnd() % 2;
+		r.pi.has_offset = rnd() % 3 == 0;
+		r.pi.meta = rnd() % 5 == 0;
+		r.pi.frame = rnd_near(st.raw_max + rnd() % 3);
+		r.pi.pkt_index = (uint32_t)(rnd() % 4 ? rnd_near(idx) : rnd());
+		r.pi.byte_off = rnd() % 4 ? idx * st.payload_bytes : rnd_near(idx * st.payload_bytes);
+		r.pi.payload_len = rnd() % 4 ? gi_stream_pkt_bytes(&st, r.pi.has_frame ? r.pi.pkt_index : (uint32_t)idx)
+					     : (uint32_t)(rnd() % 2000);
+
+		/* NSLOT slots around the frame the distance gives: open or not, bits set or not */
+		const uint64_t stride = gi_frame_slot_stride(st.packets, 0);
+		uint8_t *ring = aligned_alloc(4096, hdr + NSLOT * stride);
+		assert_non_null(ring);
+		memset(ring, 0, hdr + NSLOT * stride);
+		for (uint32_t k = 0; k < NSLOT; k++) {
+			struct gi_frame_slot *s = (struct gi_frame_slot *)(ring + hdr + k * stride);
+			s->frame = rnd() % 4 ? st.frame_base + n / st.packets + k - 1 : rnd();
+			s->state = rnd() % 3 ? GI_FRAME_FILLING : GI_FRAME_COMPLETE;
+			s->seq = 2 * s->frame + (rnd() % 4 != 0);
+			for (uint32_t w = 0; w < gi_frame_bitmap_words(st.packets); w++)
+				gi_frame_bitmap(s)[w] = rnd() & rnd();
+		}
+		struct gi_stream_geom g1, g2;
+		gi_stream_geom_none(&g1);
+		g1.ring = ring;
+		gi_div_init(&g1.div_slots, NSLOT);
+		g1.slot_stride = stride;
+		g1.stream = 0;
+		g2 = g1;
+		struct gi_rec r1 = r, r2 = r;
+		const uint32_t a = gi_seq_fast_place_tests(&st, &g1, &r1, rank);
+		const uint32_t b = gi_seq_fast_place_eager(&st, &g2, &r2, rank);
+		assert_int_equal(a, b);
+		assert_true(r1.frame == r2.frame && r1.index == r2.index);
+		assert_true(g1.last_slot == g2.last_slot && g1.last_frame == g2.last_frame);
+		fit += a;
+		free(ring);
+	}
+	assert_true(fit > 2000); /* the fitting path taken often enough to mean something */
 }
 
 /* Slice-by-8 ICRC (the GPU's) against the byte loop, whole and split packets. */
@@ -1147,6 +1241,7 @@ int main(void)
 		cmocka_unit_test(test_inline_refuses_split_group),
 		cmocka_unit_test(test_divide_free),
 		cmocka_unit_test(test_extend_delta),
+		cmocka_unit_test(test_fast_place_forms),
 		cmocka_unit_test(test_icrc_slice_by_8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
