@@ -257,10 +257,10 @@ GI_HD static inline void gi_div_init(struct gi_div *v, uint32_t d)
 /*
  * The same quotient with both forms computed, then the one that applies
  * picked (a select, not a branch): every field loads at once.  The GPU's
- * form: there a branch on pow2 made the multiplier's load wait for pow2's,
- * one more round trip in each chain that divides (phase 2a's place of a
- * record).  The host keeps the branch, which it predicts, off the
- * multiply's latency.
+ * form (GI_LOADS_FIRST): there a branch on pow2 made the multiplier's load
+ * wait for pow2's, one more round trip in each chain that divides (phase
+ * 2a's place of a record).  The host keeps the branch, which it predicts,
+ * off the multiply's latency.
  */
 GI_HD static inline uint64_t gi_div_q_select(const struct gi_div *v, uint64_t n)
 {
@@ -272,14 +272,12 @@ GI_HD static inline uint64_t gi_div_q_select(const struct gi_div *v, uint64_t n)
 
 GI_HD static inline uint64_t gi_div_q(const struct gi_div *v, uint64_t n)
 {
-#ifdef __CUDA_ARCH__ /* the GPU and its emulation (which defines it): CI runs the GPU's form too */
-	return gi_div_q_select(v, n);
-#else
+	if (GI_LOADS_FIRST)
+		return gi_div_q_select(v, n);
 	if (v->pow2)
 		return n >> v->sh2;
 	uint64_t t = gi_umulhi64(v->m, n);
 	return (t + ((n - t) >> v->sh1)) >> v->sh2;
-#endif
 }
 
 GI_HD static inline uint64_t gi_div_r(const struct gi_div *v, uint64_t n)
