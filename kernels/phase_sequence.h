@@ -107,6 +107,26 @@ GI_HD static inline uint32_t gi_phase_sequence_rec(struct gi_stream_rt *st, stru
 /* ---- the run (2a, 2b) --------------------------------------------------------- */
 
 /*
+ * 2a's last check, in both forms of gi_seq_fast_place(): a copy already in
+ * its frame from an earlier batch, which the serial steps count; else the
+ * record's place.  index < packets, so the bitmap word is the slot's: the
+ * GPU loads it beside the slot's words (GI_LOADS_FIRST), the host only if
+ * the frame is open.
+ */
+GI_HD static inline uint32_t gi_seq_fast_slot(struct gi_stream_geom *geo, struct gi_rec *r, uint64_t frame,
+					      uint32_t index)
+{
+	struct gi_frame_slot *s = gi_geom_slot(geo, frame);
+	const uint64_t *word = &gi_frame_bitmap(s)[index >> 6];
+	const uint64_t early = GI_LOADS_FIRST ? *word : 0;
+	if (gi_frame_is_open(s, frame) && ((GI_LOADS_FIRST ? early : *word) >> (index & 63) & 1))
+		return 0;
+	r->frame = frame;
+	r->index = index;
+	return 1;
+}
+
+/*
  * 2a, first part: record `r`, the rank-th parsed record of its stream in
  * this batch, as the serial steps would place it if every record before it
  * was part of the run.  Reads the stream's batch-start state and the
@@ -182,13 +202,7 @@ GI_HD static inline uint32_t gi_seq_fast_place_tests(const struct gi_stream_rt *
 	 * of its own none, and a frame-end record no earlier than the last data */
 	if (pi->payload_len != gi_stream_pkt_bytes(st, index) || (pi->meta && index + 1 < st->data_packets))
 		return 0;
-	/* a copy already in its frame from an earlier batch: the serial steps count it */
-	struct gi_frame_slot *s = gi_geom_slot(geo, frame);
-	if (gi_frame_is_open(s, frame) && (gi_frame_bitmap(s)[index >> 6] >> (index & 63) & 1))
-		return 0;
-	r->frame = frame;
-	r->index = index;
-	return 1;
+	return gi_seq_fast_slot(geo, r, frame, index);
 }
 
 /* The GPU's form (above): the same decisions, every load of a round before any test. */
@@ -228,14 +242,7 @@ GI_HD static inline uint32_t gi_seq_fast_place_eager(const struct gi_stream_rt *
 	fits &= (pi->payload_len == gi_stream_pkt_bytes(st, index)) & !((pi->meta != 0) & (index + 1 < data_packets));
 	if (!fits)
 		return 0;
-	/* the slot's words and the bitmap word together (index < packets: the word is the slot's) */
-	struct gi_frame_slot *s = gi_geom_slot(geo, frame);
-	const uint64_t word = gi_frame_bitmap(s)[index >> 6];
-	if (gi_frame_is_open(s, frame) && (word >> (index & 63) & 1))
-		return 0;
-	r->frame = frame;
-	r->index = index;
-	return 1;
+	return gi_seq_fast_slot(geo, r, frame, index);
 }
 
 GI_HD static inline uint32_t gi_seq_fast_place(const struct gi_stream_rt *st, struct gi_stream_geom *geo,
