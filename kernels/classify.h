@@ -28,26 +28,39 @@ GI_EXTERN_C_BEGIN
  * the worker asking; a stream another worker owns is no_stream here
  * (steering guarantees it never happens; it must not corrupt if it does).
  * rocev2 with icrc_now 0 leaves the ICRC to the caller (pi->icrc_pending).
+ * `memo` (host, GI_HEADER_MEMO; else NULL): the worker's header prediction
+ * (pkt.h), reset before the first packet of each batch.  The stream map is
+ * part of what it remembers: a batch sees one configuration.
  */
 GI_HD static inline int gi_classify_parse(const struct gi_exec_ctx *ctx, uint16_t port, const uint8_t *pkt,
 					  uint32_t len, const uint8_t *seg1, uint32_t hdr_len, uint32_t owner,
-					  int icrc_now, uint32_t *stream, struct gi_l4 *l4, struct gi_pkt_info *pi)
+					  int icrc_now, struct gi_l4_memo *memo, uint32_t *stream, struct gi_l4 *l4,
+					  struct gi_pkt_info *pi)
 {
+	uint16_t si;
+
 	*stream = GI_STREAM_NONE;
 	gi_pkt_info_clear(pi);
 	if (seg1 == NULL || hdr_len > len)
 		hdr_len = len;
-	switch (gi_parse_l4(pkt, len, hdr_len, l4)) {
-	case GI_L4_OK:
-		break;
-	case GI_L4_NOT_UDP:
-		return GI_DROP_NO_STREAM;
-	default:
-		return GI_DROP_MALFORMED_IP;
+	if (memo && gi_l4_memo_hit(memo, pkt, len, hdr_len, port)) {
+		*l4 = memo->l4;
+		si = memo->head;
+	} else {
+		switch (gi_parse_l4(pkt, len, hdr_len, l4)) {
+		case GI_L4_OK:
+			break;
+		case GI_L4_NOT_UDP:
+			return GI_DROP_NO_STREAM;
+		default:
+			return GI_DROP_MALFORMED_IP;
+		}
+		if (port >= ctx->n_ports)
+			return GI_DROP_NO_STREAM;
+		si = ctx->map[(uint32_t)port * 65536u + l4->dst_port];
+		if (memo)
+			gi_l4_memo_store(memo, pkt, hdr_len, port, l4, si);
 	}
-	if (port >= ctx->n_ports)
-		return GI_DROP_NO_STREAM;
-	uint16_t si = ctx->map[(uint32_t)port * 65536u + l4->dst_port];
 	const uint8_t *u = pkt + l4->payload_off;
 	uint32_t u_avail = hdr_len > l4->payload_off ? GI_MIN(hdr_len - l4->payload_off, l4->payload_len) : 0;
 	for (uint32_t hops = 0; si != GI_STREAM_NONE && hops < ctx->n_streams; hops++) {
@@ -114,7 +127,7 @@ GI_HD static inline int gi_exec_drop(struct gi_exec_counters *ctr, uint32_t r)
  */
 GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, uint16_t port,
 					 const uint8_t *pkt, uint32_t len, const uint8_t *seg1, uint32_t hdr_len,
-					 uint64_t nic_ns, uint64_t now, struct gi_place *pl)
+					 uint64_t nic_ns, uint64_t now, struct gi_l4_memo *memo, struct gi_place *pl)
 {
 	struct gi_pkt_desc d = { pkt, seg1, len, seg1 == NULL || hdr_len > len ? len : hdr_len, nic_ns };
 	struct gi_l4 l4;
@@ -123,7 +136,7 @@ GI_HD static inline int gi_exec_classify(struct gi_exec_ctx *ctx, struct gi_exec
 	uint32_t si, drop, index;
 	uint64_t frame;
 
-	int why = gi_classify_parse(ctx, port, pkt, len, seg1, hdr_len, GI_GROUP_ANY, 1, &si, &l4, &pi);
+	int why = gi_classify_parse(ctx, port, pkt, len, seg1, hdr_len, GI_GROUP_ANY, 1, memo, &si, &l4, &pi);
 	if (why)
 		return gi_exec_drop(ctr, (uint32_t)why);
 	struct gi_stream_rt *st = &ctx->streams[si];

@@ -31,11 +31,14 @@ void gi_exec_slot_host(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, st
 {
 	struct gi_pkt_desc d;
 	struct gi_place pl;
+	struct gi_l4_memo memo;
 	uint32_t n = GI_MIN(slot->n_pkts, max_pkts);
 
+	gi_l4_memo_reset(&memo);
 	for (uint32_t i = 0; i < n; i++) {
 		gi_slot_pkt(slot, max_pkts, split, i, &d);
-		if (gi_exec_classify(ctx, ctr, slot->port, d.pkt, d.len, d.seg1, d.hdr_len, d.nic_ns, now, &pl)) {
+		if (gi_exec_classify(ctx, ctr, slot->port, d.pkt, d.len, d.seg1, d.hdr_len, d.nic_ns, now, &memo,
+				     &pl)) {
 			gi_place_copy(&pl, 0, 1);
 			gi_exec_commit(ctx, &pl, now);
 		}

@@ -192,6 +192,19 @@
 #define GI_LOADS_FIRST 0
 #endif
 
+/*
+ * GI_HEADER_MEMO: 1 where a worker parses a batch's packets one after
+ * another (the host), so that a packet can reuse what the previous one's
+ * Ethernet/IPv4/UDP headers parsed to (pkt.h, struct gi_l4_memo); 0 on
+ * the GPU, where each thread parses its own packet at the same time as its
+ * neighbours and a memo would only add work.
+ */
+#ifdef __CUDA_ARCH__
+#define GI_HEADER_MEMO 0
+#else
+#define GI_HEADER_MEMO 1
+#endif
+
 /* A body kept out of line: large, and off the path most batches take (a called function on the GPU). */
 #if defined(__CUDACC__) && !defined(GI_CUDA_EMU)
 #define GI_NOINLINE __noinline__

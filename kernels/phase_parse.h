@@ -28,6 +28,10 @@ GI_HD static inline uint32_t gi_phase_parse(const struct gi_exec_ctx *ctx, uint3
 	struct gi_rec *rec = gi_batch_recs(h);
 	uint16_t port = slot->port;
 	uint32_t pending = 0;
+	struct gi_l4_memo memo;
+
+	if (GI_HEADER_MEMO)
+		gi_l4_memo_reset(&memo);
 
 	for (uint32_t i = w; i < h->n; i += nw) {
 		struct gi_rec *r = &rec[i];
@@ -36,7 +40,8 @@ GI_HD static inline uint32_t gi_phase_parse(const struct gi_exec_ctx *ctx, uint3
 		uint32_t si;
 
 		gi_slot_pkt(slot, max_pkts, split, i, &d);
-		int why = gi_classify_parse(ctx, port, d.pkt, d.len, d.seg1, d.hdr_len, owner, icrc_now, &si, &l4, &r->pi);
+		int why = gi_classify_parse(ctx, port, d.pkt, d.len, d.seg1, d.hdr_len, owner, icrc_now,
+					    GI_HEADER_MEMO ? &memo : NULL, &si, &l4, &r->pi);
 		r->stream = (uint16_t)si;
 		r->src_off = (uint16_t)(l4.payload_off + r->pi.payload_off);
 		r->reason = GI_DROP__COUNT;
