@@ -489,7 +489,10 @@ static int gi_cuda_launch_tick(struct gi_cuda_exec *c, uint32_t flush)
  * %globaltimer to mapped host memory; the host takes its clock the moment
  * the value appears, so the offset is off by one PCIe write (~1 µs) at
  * most, and kernel launch latency (module loading on the first launch
- * included) does not enter it.  The first probe only warms up.
+ * included) does not enter it.  The first probe only warms up.  Each may
+ * take up to 10 s: the first launch loads the module (a JIT compile where
+ * the fatbin has no code for the GPU's architecture), and the CUDA
+ * emulation's CPU threads start slowly on a loaded machine.
  */
 static int gi_cuda_calibrate(struct gi_cuda_exec *c)
 {
@@ -497,7 +500,7 @@ static int gi_cuda_calibrate(struct gi_cuda_exec *c)
 	int rc;
 
 	for (int k = 0; k < 2; k++) {
-		uint64_t gt, deadline = gi_now_ns() + 2000000000ull;
+		uint64_t gt, deadline = gi_now_ns() + 10000000000ull;
 		__atomic_store_n(&c->ctl->probe_gt, 0, __ATOMIC_RELAXED);
 		if ((rc = gi_cuda_launch(c, c->k_probe, "cuLaunchKernel(k_clock_probe)", 1, 1, 0, p)) < 0)
 			return rc;
@@ -506,7 +509,7 @@ static int gi_cuda_calibrate(struct gi_cuda_exec *c)
 			if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
 				return gi_cu_check(c, r, "the clock probe kernel (cuStreamQuery)", __FILE__, __LINE__);
 			if (gi_now_ns() > deadline) {
-				snprintf(c->err, sizeof(c->err), "clock probe kernel did not run within 2 s");
+				snprintf(c->err, sizeof(c->err), "clock probe kernel did not run within 10 s");
 				return -ETIMEDOUT;
 			}
 		}
