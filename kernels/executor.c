@@ -47,12 +47,30 @@ static void cuda_set_paused(struct gi_executor *ex, int paused)
 	gi_cuda_exec_set_paused(ex->backend, paused);
 }
 
+static uint32_t cuda_workers(const struct gi_executor *ex)
+{
+	return gi_cuda_exec_groups(ex->backend);
+}
+
+static const struct gi_exec_counters *cuda_counters(const struct gi_executor *ex, uint32_t k)
+{
+	return gi_cuda_exec_counters(ex->backend, k);
+}
+
+static const char *cuda_error(const struct gi_executor *ex)
+{
+	return gi_cuda_exec_error(ex->backend);
+}
+
 static const struct gi_executor_ops cuda_ops = {
 	.name = "cuda",
 	.start = cuda_start,
 	.stop = cuda_stop,
 	.destroy = cuda_destroy,
 	.set_paused = cuda_set_paused,
+	.workers = cuda_workers,
+	.counters = cuda_counters,
+	.error = cuda_error,
 };
 #endif
 
@@ -311,8 +329,8 @@ out:
 	free(ring_all);
 	free(stream_all);
 	if (rc < 0) {
-		if (ex && ex->ops == &gi_exec_host_ops)
-			gi_exec_workers_free(ex);
+		if (ex && ex->ops) /* what the backend built before it failed */
+			ex->ops->destroy(ex);
 		free(ex);
 		return rc;
 	}
@@ -362,13 +380,7 @@ const char *gi_executor_pipeline(const struct gi_executor *ex)
 
 const char *gi_executor_last_error(const struct gi_executor *ex)
 {
-#if HAVE_CUDA
-	if (ex->ops == &cuda_ops)
-		return gi_cuda_exec_error(ex->backend);
-#else
-	(void)ex;
-#endif
-	return "";
+	return ex->ops->error ? ex->ops->error(ex) : "";
 }
 
 static void counters_add(struct gi_exec_counters *sum, const struct gi_exec_counters *c)
@@ -382,53 +394,21 @@ static void counters_add(struct gi_exec_counters *sum, const struct gi_exec_coun
 void gi_executor_counters(const struct gi_executor *ex, struct gi_exec_counters *out)
 {
 	memset(out, 0, sizeof(*out));
-#if HAVE_CUDA
-	if (ex->ops == &cuda_ops) {
-		for (uint32_t g = 0; g < gi_cuda_exec_groups(ex->backend); g++)
-			counters_add(out, gi_cuda_exec_counters(ex->backend, g));
-		return;
-	}
-#endif
-	for (uint32_t k = 0; k < ex->n_workers; k++)
-		counters_add(out, &ex->workers[k].ctr);
+	for (uint32_t k = 0; k < ex->ops->workers(ex); k++)
+		counters_add(out, ex->ops->counters(ex, k));
 }
 
 uint32_t gi_executor_workers(const struct gi_executor *ex)
 {
-#if HAVE_CUDA
-	if (ex->ops == &cuda_ops)
-		return gi_cuda_exec_groups(ex->backend);
-#endif
-	return ex->n_workers;
+	return ex->ops->workers(ex);
 }
 
 uint32_t gi_executor_progress(const struct gi_executor *ex, uint64_t *w, uint32_t max)
 {
 	uint32_t n = GI_MIN(max, gi_executor_workers(ex));
-	for (uint32_t k = 0; k < n; k++) {
-#if HAVE_CUDA
-		if (ex->ops == &cuda_ops) {
-			w[k] = GI_COUNTER_READ(&gi_cuda_exec_counters(ex->backend, k)->loops);
-			continue;
-		}
-#endif
-		w[k] = GI_COUNTER_READ(&ex->workers[k].ctr.loops);
-	}
+	for (uint32_t k = 0; k < n; k++)
+		w[k] = GI_COUNTER_READ(&ex->ops->counters(ex, k)->loops);
 	return n;
-}
-
-struct gi_exec_worker *gi_executor_inline_worker(struct gi_executor *ex, uint32_t lcore)
-{
-	if (ex->ops != &gi_exec_host_ops || (ex->conf.mode != GI_EXEC_INLINE && ex->conf.mode != GI_EXEC_AUTO))
-		return NULL;
-	for (uint32_t k = 0; k < ex->n_workers; k++)
-		if (ex->workers[k].lcore == lcore && ex->workers[k].n_rings) {
-			uint64_t now = gi_now_ns();
-			ex->workers[k].next_tick = now + ex->conf.tick_ns;
-			ex->workers[k].au.win_start = now; /* before the lcore starts: its thread waits for `runner` */
-			return &ex->workers[k];
-		}
-	return NULL;
 }
 
 int gi_executor_swap_streams(struct gi_executor *ex, const struct gi_exec_ctx *next, const int32_t *carry,

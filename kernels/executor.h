@@ -123,6 +123,11 @@ struct gi_executor_ops {
 	/* live reload of streams; NULL where the backend cannot (gi_executor_swap_streams) */
 	int (*swap_streams)(struct gi_executor *ex, const struct gi_exec_ctx *next, const int32_t *carry,
 			    uint64_t timeout_ns);
+	/* its workers (host threads or lcores, GPU CTAs), and worker k's counters, which it alone writes */
+	uint32_t (*workers)(const struct gi_executor *ex);
+	const struct gi_exec_counters *(*counters)(const struct gi_executor *ex, uint32_t k);
+	/* what stopped it, "" when nothing did; NULL: never more than its calls' return codes say */
+	const char *(*error)(const struct gi_executor *ex);
 };
 
 /*

@@ -375,6 +375,20 @@ int gi_executor_auto_info(const struct gi_executor *ex, uint32_t k, struct gi_ex
 	return 0;
 }
 
+struct gi_exec_worker *gi_executor_inline_worker(struct gi_executor *ex, uint32_t lcore)
+{
+	if (ex->ops != &gi_exec_host_ops || (ex->conf.mode != GI_EXEC_INLINE && ex->conf.mode != GI_EXEC_AUTO))
+		return NULL;
+	for (uint32_t k = 0; k < ex->n_workers; k++)
+		if (ex->workers[k].lcore == lcore && ex->workers[k].n_rings) {
+			uint64_t now = gi_now_ns();
+			ex->workers[k].next_tick = now + ex->conf.tick_ns;
+			ex->workers[k].au.win_start = now; /* before the lcore starts: its thread waits for `runner` */
+			return &ex->workers[k];
+		}
+	return NULL;
+}
+
 uint32_t gi_executor_inline_workers(const struct gi_executor *ex)
 {
 	uint32_t n = 0;
@@ -594,6 +608,16 @@ static int host_swap_streams(struct gi_executor *ex, const struct gi_exec_ctx *n
 	return 0;
 }
 
+static uint32_t host_workers(const struct gi_executor *ex)
+{
+	return ex->n_workers;
+}
+
+static const struct gi_exec_counters *host_counters(const struct gi_executor *ex, uint32_t k)
+{
+	return &ex->workers[k].ctr;
+}
+
 const struct gi_executor_ops gi_exec_host_ops = {
 	.name = "host",
 	.start = host_start,
@@ -601,6 +625,9 @@ const struct gi_executor_ops gi_exec_host_ops = {
 	.destroy = host_destroy,
 	.set_paused = host_set_paused,
 	.swap_streams = host_swap_streams,
+	.workers = host_workers,
+	.counters = host_counters,
+	.error = NULL, /* its calls' return codes say it all */
 };
 
 /*
