@@ -328,7 +328,7 @@ static __constant__ uint32_t gi_crc32_table_dev[256] = { GI_CRC32_TABLE_INIT };
 
 GI_HD static inline uint32_t gi_crc32_step(uint32_t c, uint8_t b)
 {
-#ifdef __CUDA_ARCH__
+#if GI_GPU_CODE
 	return gi_crc32_table_dev[(c ^ b) & 0xffu] ^ (c >> 8);
 #else
 	return gi_crc32_table[(c ^ b) & 0xffu] ^ (c >> 8);
@@ -413,7 +413,7 @@ GI_HD static inline uint32_t gi_crc32_shift(uint32_t c, uint64_t nbytes)
 	return c;
 }
 
-#if !defined(__CUDA_ARCH__)
+#if !GI_GPU_CODE
 /* The register `reg` continued over n bytes, as fast as the host can (kernels/crc_host.c: ISA-L or zlib). */
 uint32_t gi_crc32_host(uint32_t reg, const uint8_t *p, uint64_t n);
 const char *gi_crc32_host_impl(void); /* "isa-l" or "zlib" */
@@ -422,7 +422,7 @@ const char *gi_crc32_host_impl(void); /* "isa-l" or "zlib" */
 /* The register `reg` continued over n contiguous bytes: t8 (slice-by-8 tables) on the GPU when given. */
 GI_HD static inline uint32_t gi_crc32_bytes(uint32_t reg, const uint8_t *p, uint64_t n, const uint32_t *t8)
 {
-#if defined(__CUDA_ARCH__)
+#if GI_GPU_CODE
 	if (t8)
 		return gi_crc32_run8(reg, t8, p, (uint32_t)n);
 	for (uint64_t i = 0; i < n; i++)

@@ -422,7 +422,7 @@ static inline void gi_frame_ring_make_mirror(struct gi_frame_ring_hdr *h, uint32
  * times each destination byte is written.
  */
 #ifndef GI_COPY_CHUNK
-#if defined(__CUDA_ARCH__)
+#if GI_GPU_CODE
 /*
  * Widest access both pointers allow: a payload behind a 42-byte UDP header
  * and a 32-byte sensor header starts 2-byte aligned in an mbuf, so the
@@ -462,7 +462,7 @@ static inline void gi_frame_ring_make_mirror(struct gi_frame_ring_hdr *h, uint32
 #define GI_COPY_RUN(dst, src, n) __builtin_memcpy((dst), (src), (n))
 #endif
 
-#if defined(__CUDA_ARCH__)
+#if GI_GPU_CODE
 /* 16-byte loads a lane has in flight: four chunks when aligned, two (of two
  * loads each) when shifted; more spills registers in k_persistent */
 #define GI_COPY_INFLIGHT 4u
@@ -501,7 +501,7 @@ GI_HD static inline uint4 gi_pick16(uint4 lo, uint4 hi, uint32_t s)
 GI_HD static inline void gi_copy_lanes(uint8_t *dst, const uint8_t *src, uint32_t len, uint32_t lane,
 				       uint32_t nlanes)
 {
-#if !defined(__CUDA_ARCH__)
+#if !GI_GPU_CODE
 	uint32_t off = lane * 16u;
 	if (nlanes == 1) {
 		if (len)

@@ -157,6 +157,20 @@
 #endif
 
 /*
+ * GI_GPU_CODE: 1 where this is the GPU's code (nvcc's device pass, or the
+ * emulation's kernels on CPU threads, which CI runs), 0 on the host.  The
+ * one test of __CUDA_ARCH__ outside this file's own device primitives: the
+ * bodies' device forms test GI_GPU_CODE (frame.h's copy, fmt_rocev2.h's
+ * CRC, phase_place.h's lanes, pkt.h's byte loads), and the choices below
+ * derive from it.
+ */
+#ifdef __CUDA_ARCH__
+#define GI_GPU_CODE 1
+#else
+#define GI_GPU_CODE 0
+#endif
+
+/*
  * GI_SPECIALIZE: 1 where a body may be compiled once per constant argument
  * (the host, whose loops the compiler then strips of their per-item
  * switches); 0 on the GPU, where a warp takes such a switch uniformly and
@@ -170,11 +184,7 @@
 #else
 #define GI_INLINE __attribute__((always_inline)) inline
 #endif
-#ifdef __CUDA_ARCH__ /* the GPU and its emulation (which defines it): CI runs the GPU's form too */
-#define GI_SPECIALIZE 0
-#else
-#define GI_SPECIALIZE 1
-#endif
+#define GI_SPECIALIZE (!GI_GPU_CODE) /* the GPU's form runs in the emulation too: CI runs it */
 /*
  * GI_LOADS_FIRST: 1 where a body loads every word its checks read before
  * the first check, and ANDs the checks rather than short-circuiting them
@@ -186,11 +196,7 @@
  * costs instructions (bench/instr.sh: 99 Ir a packet more in 2a's place,
  * 14 to 25 more in the serial steps).  Bodies test it with a plain `if`.
  */
-#ifdef __CUDA_ARCH__
-#define GI_LOADS_FIRST 1
-#else
-#define GI_LOADS_FIRST 0
-#endif
+#define GI_LOADS_FIRST GI_GPU_CODE
 
 /*
  * GI_HEADER_MEMO: 1 where a worker parses a batch's packets one after
@@ -199,11 +205,7 @@
  * the GPU, where each thread parses its own packet at the same time as its
  * neighbours and a memo would only add work.
  */
-#ifdef __CUDA_ARCH__
-#define GI_HEADER_MEMO 0
-#else
-#define GI_HEADER_MEMO 1
-#endif
+#define GI_HEADER_MEMO (!GI_GPU_CODE)
 
 /* A body kept out of line: large, and off the path most batches take (a called function on the GPU). */
 #if defined(__CUDACC__) && !defined(GI_CUDA_EMU)

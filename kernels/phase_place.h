@@ -15,7 +15,7 @@
 
 GI_EXTERN_C_BEGIN
 
-#if defined(__CUDA_ARCH__)
+#if GI_GPU_CODE
 /* each lane moves its own chunks */
 #define GI_PLACE_LANES(pl, lane, nlanes) gi_place_copy((pl), (lane), (nlanes))
 #else

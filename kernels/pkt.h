@@ -41,7 +41,7 @@ struct gi_l4 {
  * it reads bytes; the host loads the word and swaps it (two instructions,
  * where gcc does not always merge the byte loads itself).
  */
-#if defined(__CUDA_ARCH__)
+#if GI_GPU_CODE
 GI_HD static inline uint16_t gi_be16(const uint8_t *p)
 {
 	return (uint16_t)((p[0] << 8) | p[1]);
