@@ -262,58 +262,6 @@ GI_HD static inline int gi_stream_locate(struct gi_stream_rt *st, const struct g
 	return 0;
 }
 
-/* Does this packet belong to stream st?  (Chained streams share a UDP port.) */
-GI_HD static inline int gi_stream_match(const struct gi_stream_rt *st, const uint8_t *udp_payload, uint32_t len)
-{
-	switch (st->format) {
-	case GI_FORMAT_VITA49:
-		return gi_fmt_vita49_match(&st->fp, udp_payload, len);
-	case GI_FORMAT_ROCEV2:
-		return gi_fmt_rocev2_match(&st->fp, udp_payload, len);
-	default:
-		(void)udp_payload;
-		(void)len;
-		return 1; /* one stream per (port, UDP port) */
-	}
-}
-
-/*
- * The stream's format parser: 0 and `pi` filled, or a gi_drop_reason.
- * Pure: it reads the stream's configuration only (the checks that depend
- * on its sequencing state are gi_seq_locate()'s).  `icrc`: verify a
- * rocev2 ICRC now, or leave it to the caller (pi->icrc_pending).
- */
-GI_HD static inline int gi_stream_parse_ex(const struct gi_stream_rt *st, const struct gi_l4 *l4, const uint8_t *pkt,
-					   uint32_t hdr_len, const uint8_t *seg1, int icrc_now, struct gi_pkt_info *pi)
-{
-	const uint8_t *u = pkt + l4->payload_off;
-	uint32_t avail = hdr_len > l4->payload_off ? hdr_len - l4->payload_off : 0;
-
-	switch (st->format) {
-	case GI_FORMAT_UDP_SEQ:
-		return gi_fmt_udp_seq_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes,
-					    st->last_bytes, pi);
-	case GI_FORMAT_VITA49:
-		return gi_fmt_vita49_parse(&st->fp, u, l4->payload_len, avail, pi);
-	case GI_FORMAT_ROCEV2:
-		/* the ICRC covers the payload: seg1 (buffer split) is read too */
-		return gi_fmt_rocev2_parse(&st->fp, pkt, hdr_len, seg1, l4, gi_stream_slot_packets(st),
-					   st->payload_bytes, icrc_now, pi);
-	case GI_FORMAT_CUSTOM:
-		return gi_fmt_custom_parse(&st->fp, u, l4->payload_len, avail, st->packets, st->payload_bytes,
-					   st->last_bytes, pi);
-	default:
-		gi_pkt_info_clear(pi);
-		return GI_DROP_NO_STREAM;
-	}
-}
-
-GI_HD static inline int gi_stream_parse(const struct gi_stream_rt *st, const struct gi_l4 *l4, const uint8_t *pkt,
-					uint32_t hdr_len, const uint8_t *seg1, struct gi_pkt_info *pi)
-{
-	return gi_stream_parse_ex(st, l4, pkt, hdr_len, seg1, 1, pi);
-}
-
 /* ---- the three steps of a packet ------------------------------------------------ */
 
 enum gi_seq_result {

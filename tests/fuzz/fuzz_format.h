@@ -13,7 +13,7 @@
 #define GI_FUZZ_FORMAT_H
 
 #include "fuzz.h"
-#include "kernels/stream.h"
+#include "kernels/classify.h"
 
 static inline int fz_format_one(uint32_t format, const uint8_t *data, size_t size)
 {
