@@ -96,8 +96,10 @@ GI_HD static inline int gi_classify_parse(const struct gi_exec_ctx *ctx, uint16_
 	gi_pkt_info_clear(pi);
 	if (seg1 == NULL || hdr_len > len)
 		hdr_len = len;
+	const struct gi_l4 *lp = l4; /* what the rest reads: on a hit the memo's copy, long since stored */
 	if (memo && gi_l4_memo_hit(memo, pkt, len, hdr_len, port)) {
-		*l4 = memo->l4;
+		*l4 = memo->l4; /* for the caller; read back at once, the copy's stores stalled the loads */
+		lp = &memo->l4;
 		si = memo->head;
 	} else {
 		switch (gi_parse_l4(pkt, len, hdr_len, l4)) {
@@ -114,8 +116,8 @@ GI_HD static inline int gi_classify_parse(const struct gi_exec_ctx *ctx, uint16_
 		if (memo)
 			gi_l4_memo_store(memo, pkt, hdr_len, port, l4, si);
 	}
-	const uint8_t *u = pkt + l4->payload_off;
-	uint32_t u_avail = hdr_len > l4->payload_off ? GI_MIN(hdr_len - l4->payload_off, l4->payload_len) : 0;
+	const uint8_t *u = pkt + lp->payload_off;
+	uint32_t u_avail = hdr_len > lp->payload_off ? GI_MIN(hdr_len - lp->payload_off, lp->payload_len) : 0;
 	for (uint32_t hops = 0; si != GI_STREAM_NONE && hops < ctx->n_streams; hops++) {
 		if (gi_stream_match(&ctx->streams[si], u, u_avail))
 			break;
@@ -127,7 +129,7 @@ GI_HD static inline int gi_classify_parse(const struct gi_exec_ctx *ctx, uint16_
 	if (owner != GI_GROUP_ANY && st->group != owner)
 		return GI_DROP_NO_STREAM;
 	*stream = si;
-	return gi_stream_parse_ex(st, l4, pkt, hdr_len, seg1, icrc_now, pi);
+	return gi_stream_parse_ex(st, lp, pkt, hdr_len, seg1, icrc_now, pi);
 }
 
 /* Packet i of a batch slot as the executor reads it. */
