@@ -210,7 +210,7 @@ GI_HD static inline enum gi_l4_status gi_parse_l4(const uint8_t *p, uint32_t len
  * length (in the key) must fit the packet (min_len).  Shapes kept: untagged,
  * one or two VLAN tags, IPv4 without options; other packets parse in full.
  *
- * Cost (bench/instr.sh): a hit saves about 70 instructions; a miss costs
+ * Cost (bench/instr.sh): a hit saves about 65 instructions; a miss costs
  * about 50 (the compare, then remembering the packet).  Flows that
  * alternate packet by packet miss every time, so after GI_L4_MEMO_TRIES
  * misses in a row a batch's memo stays empty: a compare is then one test.
