@@ -232,7 +232,6 @@ struct gi_l4_memo {
 	struct gi_l4 l4;
 };
 
-
 /* Does the packet parse as the memo's did?  Then m->l4 and m->head are its. */
 GI_HD static inline int gi_l4_memo_hit(struct gi_l4_memo *m, const uint8_t *p, uint32_t len, uint32_t hdr_len,
 				       uint16_t port)
