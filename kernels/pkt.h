@@ -1,9 +1,11 @@
 /*
  * pkt.h — Ethernet / 802.1Q / IPv4 / UDP parsing shared by every format.
  *
- * Runs per packet in the executor (host thread or GPU lane 0), so it reads
- * bytes one at a time: no alignment assumptions, no byte-swapping helpers
- * from libc or DPDK, nothing nvcc cannot compile.
+ * Runs per packet in the executor (a host worker, or a GPU thread per
+ * packet): no alignment assumptions (the GPU reads bytes; the host loads
+ * words, which it may at any alignment), no byte-swapping helpers from
+ * libc or DPDK, nothing nvcc cannot compile.  At the end, the host's
+ * header prediction (struct gi_l4_memo).
  */
 #ifndef GI_PKT_H
 #define GI_PKT_H
@@ -101,7 +103,6 @@ static inline uint64_t gi_ne64(const uint8_t *p)
 	return v;
 }
 #endif
-
 
 GI_HD static inline void gi_put_be16(uint8_t *p, uint16_t v)
 {

@@ -221,6 +221,9 @@ static void test_hit_and_miss(void **state)
 	classify_both(f, &memo, base, len, NULL, len, &run);
 	classify_both(f, &memo, base, len + 6, NULL, len + 6, &run); /* Ethernet padding */
 	assert_int_equal(run.hits, hits + 2);
+	/* the stream map's entry is the rx port's: another port's packet never hits */
+	assert_true(gi_l4_memo_hit(&memo, base, len, len, 0));
+	assert_false(gi_l4_memo_hit(&memo, base, len, len, 1));
 	exf_free(f);
 }
 
