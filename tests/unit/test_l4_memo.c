@@ -72,6 +72,13 @@ static void memo_streams(struct exec_fixture *f, int s)
 	}
 }
 
+static struct exec_fixture *memo_fixture(void)
+{
+	struct exf_conf c = { .format = GI_FORMAT_UDP_SEQ, .n_streams = 4, .packets = 8, .payload = 64, .window = 4,
+			      .slots = 4, .stream = memo_streams };
+	return exf_new(&c);
+}
+
 /* One of the flows, built in full (valid checksums). */
 static uint32_t flow_pkt(uint8_t *buf, uint32_t flow, uint32_t seq)
 {
@@ -135,9 +142,7 @@ static uint32_t rnd(uint64_t *s)
 static void test_random_runs(void **state)
 {
 	(void)state;
-	struct exf_conf c = { .format = GI_FORMAT_UDP_SEQ, .n_streams = 4, .packets = 8, .payload = 64, .window = 4,
-			      .slots = 4, .stream = memo_streams };
-	struct exec_fixture *f = exf_new(&c);
+	struct exec_fixture *f = memo_fixture();
 	struct gi_l4_memo memo;
 	struct memo_run run = { 0 };
 	uint8_t buf[TP_MAX + 8], seg1[TP_MAX];
@@ -191,9 +196,7 @@ static void test_random_runs(void **state)
 static void test_hit_and_miss(void **state)
 {
 	(void)state;
-	struct exf_conf c = { .format = GI_FORMAT_UDP_SEQ, .n_streams = 4, .packets = 8, .payload = 64, .window = 4,
-			      .slots = 4, .stream = memo_streams };
-	struct exec_fixture *f = exf_new(&c);
+	struct exec_fixture *f = memo_fixture();
 	uint8_t base[TP_MAX], buf[TP_MAX];
 	struct memo_run run = { 0 };
 	const uint32_t len = flow_pkt(base, 0, 1);
@@ -231,9 +234,7 @@ static void test_hit_and_miss(void **state)
 static void test_gives_up(void **state)
 {
 	(void)state;
-	struct exf_conf c = { .format = GI_FORMAT_UDP_SEQ, .n_streams = 4, .packets = 8, .payload = 64, .window = 4,
-			      .slots = 4, .stream = memo_streams };
-	struct exec_fixture *f = exf_new(&c);
+	struct exec_fixture *f = memo_fixture();
 	uint8_t a[TP_MAX], b[TP_MAX];
 	struct memo_run run = { 0 };
 	uint32_t la = flow_pkt(a, 0, 1), lb = flow_pkt(b, 4, 1);
