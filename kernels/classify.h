@@ -18,7 +18,7 @@
 #ifndef GI_CLASSIFY_H
 #define GI_CLASSIFY_H
 
-#include "stream.h"
+#include "stream_seq.h"
 
 GI_EXTERN_C_BEGIN
 

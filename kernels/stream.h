@@ -7,7 +7,10 @@
  * executor thread, or an rx lcore in inline mode; DESIGN.md "Frames and
  * streams").  The stats thread only reads the counters.
  *
- * A packet goes through three steps (classify.h wraps them):
+ * Three files, each including the one before: this one (the types, the
+ * slots, derived geometry), stream_publish.h (how frames become final and
+ * visible) and stream_seq.h (the window and a packet's steps).  A packet
+ * goes through three steps (stream_seq.h; classify.h wraps them):
  *
  *     gi_seq_locate()   sequence number extension, frame and index, late
  *                       or in window, the window push, drop reasons that
@@ -366,13 +369,6 @@ GI_HD static inline int gi_frame_is_open(const struct gi_frame_slot *s, uint64_t
 		return (s->frame == frame) & (s->state == GI_FRAME_FILLING) & (s->seq == 2 * frame + 1);
 	return s->frame == frame && s->state == GI_FRAME_FILLING && s->seq == 2 * frame + 1;
 }
-
-/*
- * The state machine itself, in two parts a reader can take in one at a
- * time: how frames become visible, then how packets move the window.
- */
-#include "stream_publish.h"
-#include "stream_seq.h"
 
 GI_EXTERN_C_END
 

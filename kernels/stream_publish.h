@@ -3,11 +3,16 @@
  * next_frame, the consumers' mirror, the sender's frame CRC check, the
  * seqlock publication (per frame, or deferred to the batch's end).
  *
- * Part of stream.h, which includes it after the stream's types and slot
- * helpers; include stream.h, not this file.
+ * The first half of the state machine stream.h begins (its types and slot
+ * helpers); stream_seq.h, the second, moves the window with these.
+ * Includers: stream_seq.h, and whoever publishes without sequencing.
  */
 #ifndef GI_STREAM_PUBLISH_H
 #define GI_STREAM_PUBLISH_H
+
+#include "stream.h"
+
+GI_EXTERN_C_BEGIN
 
 /* ---- visibility --------------------------------------------------------------- */
 
@@ -311,5 +316,7 @@ GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st, int lat
 	if (!late_next)
 		gi_stream_publish_next(st, 0);
 }
+
+GI_EXTERN_C_END
 
 #endif /* GI_STREAM_PUBLISH_H */

@@ -4,11 +4,16 @@
  * packet's frame and index, and the three steps of a packet (locate, open,
  * commit) that classify.h and the phases run.
  *
- * Part of stream.h, which includes it after stream_publish.h; include
- * stream.h, not this file.
+ * The second half of the state machine: it moves the window with
+ * stream_publish.h's calls.  Includers: classify.h (parse, then these
+ * steps), and whoever ticks or flushes a stream.
  */
 #ifndef GI_STREAM_SEQ_H
 #define GI_STREAM_SEQ_H
+
+#include "stream_publish.h"
+
+GI_EXTERN_C_BEGIN
 
 /* ---- the window ----------------------------------------------------------------- */
 
@@ -457,5 +462,7 @@ GI_HD static inline void gi_seq_commit(struct gi_stream_rt *st, struct gi_frame_
 	else if (s->received == s->expected)
 		gi_stream_publish_ready(st, now); /* returns at once unless the head frame is complete */
 }
+
+GI_EXTERN_C_END
 
 #endif /* GI_STREAM_SEQ_H */
