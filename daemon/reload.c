@@ -646,6 +646,12 @@ int gi_reload(struct gi_daemon *d)
 		eff->stats.status_interval_ms = next->stats.status_interval_ms;
 		live++;
 	}
+	if (next->executor.shutdown_timeout_ms != d->cfg.executor.shutdown_timeout_ms) {
+		gi_log(GI_LOG_NOTICE, "reload: executor.shutdown_timeout_ms %u -> %u (the next stop's drain)",
+		       d->cfg.executor.shutdown_timeout_ms, next->executor.shutdown_timeout_ms);
+		eff->executor.shutdown_timeout_ms = next->executor.shutdown_timeout_ms;
+		live++;
+	}
 
 	/* 6: the running config becomes the effective one */
 	gi_stats_lock();

@@ -3,8 +3,8 @@
 #
 # The daemon starts with streams s0 (udp 5000) and s1 (5001); the simulator
 # sends three streams, so packets to 5002 count as no_stream until:
-#  a. a valid change — stream s2 (5002) added, batch.timeout_us and
-#     log.level changed: s2 appears in the metrics and fills frames, the
+#  a. a valid change — stream s2 (5002) added, batch.timeout_us,
+#     log.level and executor.shutdown_timeout_ms changed: s2 appears in the metrics and fills frames, the
 #     changes are logged as applied, no_stream stops growing;
 #  b. an invalid file (two errors) — result="error", each error logged with
 #     FILE:LINE:COL, nothing changes, counters keep rising;
@@ -53,7 +53,9 @@ S2='gpuingest_stream_packets_total{stream="s2"}'
 
 write_config "$T/two.yaml" "$DEV" s0:5000:32:512 s1:5001:32:512
 write_config "$T/three.yaml" "$DEV" s0:5000:32:512:6 s1:5001:32:512 s2:5002:32:512
-sed -i 's/timeout_us: 200}/timeout_us: 500}/; s/^  level: info/  level: debug/' "$T/three.yaml"
+sed -i 's/timeout_us: 200}/timeout_us: 500}/; s/^  level: info/  level: debug/; s/^  idle: adaptive$/&\n  shutdown_timeout_ms: 7000/' \
+  "$T/three.yaml"
+grep -q 'shutdown_timeout_ms: 7000' "$T/three.yaml" || fail "could not set shutdown_timeout_ms"
 # two errors: a typo'd key and a value out of range
 sed -e 's/^    rx_queues:/    mtuu: 9000\n    rx_queues:/' -e '0,/reorder_window: [0-9]*/s//reorder_window: 0/' \
   "$T/three.yaml" >"$T/invalid.yaml"
@@ -69,14 +71,15 @@ ns_before=$(metric "$NO_STREAM")
 [ "$ns_before" -gt 0 ] || fail "packets to udp 5002 should count as no_stream before the reload"
 echo "  ok no_stream before the reload: $ns_before"
 
-echo "=== (a) valid change: stream s2 added, s0 reorder_window 4 -> 6, batch.timeout_us 200 -> 500, log.level info -> debug"
+echo "=== (a) valid change: stream s2 added, s0 reorder_window 4 -> 6, batch.timeout_us 200 -> 500, log.level info -> debug, shutdown_timeout_ms 5000 -> 7000"
 reload_to "$T/three.yaml"
 wait_metric_ge "$OK" 1
 need_log "s2 added" "reload: stream s2 added: port p0 queue 0 udp 5002"
 need_log "batch timeout applied" "reload: port p0 queue 0: batch timeout_us 200 -> 500"
 need_log "s0's window applied" "reload: stream s0: reorder_window 4 -> 6 (state and frame ring kept)"
 need_log "log level applied" "reload: log.level info -> debug"
-need_log "summary" "3 changes applied" # the stream table, the batch, the log level
+need_log "drain bound applied" "reload: executor.shutdown_timeout_ms 5000 -> 7000"
+need_log "summary" "4 changes applied" # the stream table, the batch, the log level, the drain bound
 # what did not change is not listed as a change
 if grep -qE -- "-> (32|1000|0),|max_packets 32 -> 32|frame_timeout_ms 0 -> 0" "$T/daemon.log"; then
   grep -E -- "reload: (stream|port)" "$T/daemon.log" >&2
