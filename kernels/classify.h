@@ -43,8 +43,9 @@ GI_HD static inline int gi_stream_match(const struct gi_stream_rt *st, const uin
  * on its sequencing state are gi_seq_locate()'s).  `icrc`: verify a
  * rocev2 ICRC now, or leave it to the caller (pi->icrc_pending).
  */
-GI_HD static inline int gi_stream_parse_ex(const struct gi_stream_rt *st, const struct gi_l4 *l4, const uint8_t *pkt,
-					   uint32_t hdr_len, const uint8_t *seg1, int icrc_now, struct gi_pkt_info *pi)
+GI_HD static GI_INLINE int gi_stream_parse_ex(const struct gi_stream_rt *st, const struct gi_l4 *l4,
+					      const uint8_t *pkt, uint32_t hdr_len, const uint8_t *seg1, int icrc_now,
+					      struct gi_pkt_info *pi)
 {
 	const uint8_t *u = pkt + l4->payload_off;
 	uint32_t avail = hdr_len > l4->payload_off ? hdr_len - l4->payload_off : 0;
@@ -85,10 +86,10 @@ GI_HD static inline int gi_stream_parse(const struct gi_stream_rt *st, const str
  * (pkt.h), reset before the first packet of each batch.  The stream map is
  * part of what it remembers: a batch sees one configuration.
  */
-GI_HD static inline int gi_classify_parse(const struct gi_exec_ctx *ctx, uint16_t port, const uint8_t *pkt,
-					  uint32_t len, const uint8_t *seg1, uint32_t hdr_len, uint32_t owner,
-					  int icrc_now, struct gi_l4_memo *memo, uint32_t *stream, struct gi_l4 *l4,
-					  struct gi_pkt_info *pi)
+GI_HD static GI_INLINE int gi_classify_parse(const struct gi_exec_ctx *ctx, uint16_t port, const uint8_t *pkt,
+					     uint32_t len, const uint8_t *seg1, uint32_t hdr_len, uint32_t owner,
+					     int icrc_now, struct gi_l4_memo *memo, uint32_t *stream, struct gi_l4 *l4,
+					     struct gi_pkt_info *pi)
 {
 	uint16_t si;
 

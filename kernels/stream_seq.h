@@ -202,8 +202,8 @@ GI_HD static inline uint64_t gi_abs_u64(int64_t v)
  * hostile sender of a 64-bit counter reaches any of them): the arithmetic
  * is unsigned where a signed form could overflow.
  */
-GI_HD static inline int gi_stream_locate(struct gi_stream_rt *st, const struct gi_pkt_info *pi, uint64_t now,
-					 uint64_t *frame, uint32_t *index)
+GI_HD static GI_INLINE int gi_stream_locate(struct gi_stream_rt *st, const struct gi_pkt_info *pi, uint64_t now,
+					    uint64_t *frame, uint32_t *index)
 {
 	const struct gi_format_params *fp = &st->fp;
 
@@ -327,8 +327,8 @@ GI_HD static inline void gi_stream_learn_end(struct gi_stream_rt *st, const stru
  * GI_SEQ_PLACE with frame and index set, or GI_SEQ_DONE (late counted here, or a
  * drop reason in *drop, counted by the caller).
  */
-GI_HD static inline int gi_seq_locate(struct gi_stream_rt *st, const struct gi_pkt_info *pi, uint64_t now,
-				      uint64_t *frame, uint32_t *index, uint32_t *drop)
+GI_HD static GI_INLINE int gi_seq_locate(struct gi_stream_rt *st, const struct gi_pkt_info *pi, uint64_t now,
+					 uint64_t *frame, uint32_t *index, uint32_t *drop)
 {
 	*drop = GI_DROP__COUNT;
 	if (st->format == GI_FORMAT_ROCEV2) {
@@ -413,8 +413,8 @@ GI_HD static inline void gi_frame_sender_store(struct gi_frame_slot *s, const ui
  * first copy is placed, any other is a duplicate (counted here).  One
  * writer per stream: a plain read-modify-write of the bitmap word.
  */
-GI_HD static inline int gi_seq_open(struct gi_stream_rt *st, const struct gi_pkt_info *pi, uint64_t frame,
-				    uint32_t index, uint64_t now, struct gi_frame_slot **slot)
+GI_HD static GI_INLINE int gi_seq_open(struct gi_stream_rt *st, const struct gi_pkt_info *pi, uint64_t frame,
+				       uint32_t index, uint64_t now, struct gi_frame_slot **slot)
 {
 	struct gi_frame_slot *s = gi_stream_slot(st, frame);
 
