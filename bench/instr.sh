@@ -34,9 +34,10 @@ trap 'rm -rf "$T"' EXIT
 
 # Ir inside the toggled function, from a callgrind output file
 ir_of() { awk '/^summary:/ {print $2}' "$1"; }
-# of which in libc's memcpy/memmove (the payload copy; self cost, they call nothing)
+# of which in libc's memcpy/memmove (the payload copy; self cost, they call nothing): the
+# function table only (--auto=no), where a source annotation would add each call line again
 copy_ir_of() {
-  callgrind_annotate --threshold=100 "$1" 2>/dev/null |
+  callgrind_annotate --auto=no --threshold=100 "$1" 2>/dev/null |
     awk '/mem(cpy|move)/ { gsub(",", "", $1); s += $1 } END { print s + 0 }'
 }
 
