@@ -181,8 +181,8 @@
  * A packet's steps are GI_INLINE too (gi_classify_parse,
  * gi_stream_parse_ex, gi_seq_locate, gi_stream_locate, gi_seq_open): gcc
  * kept them out of line, a call each per packet whose arguments and
- * results went through memory (bench/instr.sh, the serial path: 425 -> 333
- * instructions a VITA 49 packet, 385 -> 259 udp_seq).  nvcc inlined them
+ * results went through memory (bench/instr.sh, the serial path: 550 -> 458
+ * instructions a VITA 49 packet, 513 -> 384 udp_seq).  nvcc inlined them
  * already: the PTX is the same.
  */
 #if defined(__CUDA_ARCH__) && !defined(GI_CUDA_EMU)
