@@ -28,8 +28,9 @@
  * LRH stand-in), the IPv4 header with TOS, TTL and header checksum set to
  * all ones, the UDP header with its checksum set to all ones, the BTH with
  * its resv8 byte (FECN/BECN) set to all ones, the extension headers, the
- * payload and the pad — as scapy.contrib.roce computes it.  Table-driven,
- * byte at a time on the host; the GPU verifies with slice-by-8 tables in
+ * payload and the pad — as scapy.contrib.roce computes it.  On the host
+ * ISA-L's folding CRC (or zlib's) over the masked headers, then over each
+ * segment of the packet (gi_crc32_host); the GPU verifies with slice-by-8 tables in
  * shared memory, eight bytes per step, a thread per packet
  * (gi_rocev2_icrc_t8): ~2 instructions a byte and no cross-lane work, which
  * beats splitting a packet over a warp once the lanes' shares must be
