@@ -30,8 +30,9 @@
  * its resv8 byte (FECN/BECN) set to all ones, the extension headers, the
  * payload and the pad — as scapy.contrib.roce computes it.  On the host
  * ISA-L's folding CRC (or zlib's) over the masked headers, then over each
- * segment of the packet (gi_crc32_host); the GPU verifies with slice-by-8 tables in
- * shared memory, eight bytes per step, a thread per packet
+ * segment of the packet (gi_crc32_host); the GPU verifies with
+ * slice-by-8 tables in shared memory, eight bytes per step, a thread per
+ * packet
  * (gi_rocev2_icrc_t8): ~2 instructions a byte and no cross-lane work, which
  * beats splitting a packet over a warp once the lanes' shares must be
  * shifted into place (a GF(2) multiply each).  `icrc: ignore` where the NIC
