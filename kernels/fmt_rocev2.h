@@ -423,31 +423,18 @@ GI_HD static inline uint32_t gi_crc32_bytes(uint32_t reg, const uint8_t *p, uint
 
 /*
  * Continue a CRC (pre-inverted state) over bytes [off, off + n) of a packet
- * whose first hdr_len bytes are at `pkt` and the rest at `seg1`.  On the
- * host each segment in one call of gi_crc32_host (a rocev2 ICRC of 1 KiB
- * byte by byte was 12 000 instructions a packet: bench/instr.sh).
+ * whose first hdr_len bytes are at `pkt` and the rest at `seg1`: each
+ * segment's part in one gi_crc32_bytes (on the host one call of ISA-L or
+ * zlib, where a rocev2 ICRC of 1 KiB byte by byte was 12 000 instructions a
+ * packet: bench/instr.sh).
  */
 GI_HD static inline uint32_t gi_crc32_span(uint32_t c, const uint8_t *pkt, uint32_t hdr_len, const uint8_t *seg1,
 					   uint32_t off, uint32_t n)
 {
-#if GI_GPU_CODE
-	for (; n && off < hdr_len; n--, off++)
-		c = gi_crc32_step(c, pkt[off]);
-	if (n) {
-		const uint8_t *p = seg1 + (off - hdr_len);
-		for (uint32_t i = 0; i < n; i++)
-			c = gi_crc32_step(c, p[i]);
-	}
-	return c;
-#else
-	if (n && off < hdr_len) {
-		const uint32_t k = GI_MIN(n, hdr_len - off);
-		c = gi_crc32_host(c, pkt + off, k);
-		off += k;
-		n -= k;
-	}
-	return n ? gi_crc32_host(c, seg1 + (off - hdr_len), n) : c;
-#endif
+	const uint32_t k = off < hdr_len ? GI_MIN(n, hdr_len - off) : 0; /* in the header segment */
+	if (k)
+		c = gi_crc32_bytes(c, pkt + off, k, NULL);
+	return n > k ? gi_crc32_bytes(c, seg1 + (off + k - hdr_len), n - k, NULL) : c;
 }
 
 /*
@@ -479,7 +466,7 @@ GI_HD static inline uint32_t gi_rocev2_icrc(const uint8_t *pkt, uint32_t hdr_len
 	__builtin_memcpy(b + 8, ip, masked);
 	b[8 + 1] = b[8 + 8] = b[8 + 10] = b[8 + 11] = 0xff;
 	b[8 + ihl + 6] = b[8 + ihl + 7] = b[8 + ihl + 8 + 4] = 0xff;
-	c = gi_crc32_host(c, b, 8 + masked);
+	c = gi_crc32_bytes(c, b, 8 + masked, NULL);
 #endif
 	c = gi_crc32_span(c, pkt, hdr_len, seg1, l3_off + masked, udp_len - 8 - GI_ROCEV2_BTH_LEN - GI_ROCEV2_ICRC_LEN);
 	return ~c;

@@ -200,6 +200,14 @@ static void test_crc32_known(void **state)
 	/* the CRC-32 check value; split anywhere across the two segments */
 	for (uint32_t cut = 0; cut <= 9; cut++)
 		assert_int_equal(~gi_crc32_span(0xffffffffu, s, cut, s + cut, 0, 9), 0xcbf43926u);
+	/* a span that starts inside the string, before, at or past the cut, against the bytes one at a time */
+	for (uint32_t off = 0; off <= 9; off++)
+		for (uint32_t cut = 0; cut <= 9; cut++) {
+			uint32_t ref = 0xffffffffu;
+			for (uint32_t i = off; i < 9; i++)
+				ref = gi_crc32_step(ref, s[i]);
+			assert_int_equal(gi_crc32_span(0xffffffffu, s, cut, s + cut, off, 9 - off), ref);
+		}
 }
 
 struct corpus {
