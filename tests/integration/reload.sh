@@ -4,8 +4,9 @@
 # The daemon starts with streams s0 (udp 5000) and s1 (5001); the simulator
 # sends three streams, so packets to 5002 count as no_stream until:
 #  a. a valid change — stream s2 (5002) added, batch.timeout_us,
-#     log.level and executor.shutdown_timeout_ms changed: s2 appears in the metrics and fills frames, the
-#     changes are logged as applied, no_stream stops growing;
+#     log.level and executor.shutdown_timeout_ms changed: s2 appears in
+#     the metrics and fills frames, the changes are logged as applied,
+#     no_stream stops growing;
 #  b. an invalid file (two errors) — result="error", each error logged with
 #     FILE:LINE:COL, nothing changes, counters keep rising;
 #  c. a change that needs a restart (mtu) — reported by name, not applied
