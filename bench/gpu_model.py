@@ -3,7 +3,8 @@
 
     bench/gpu_model.py [--nvcc PATH] [--build BUILD_DIR]        tables (bench/gpu_model.md)
     bench/gpu_model.py --predict GPU --rings R --payload B --batch N
-                       [--threads T] [--frame-packets F]          one prediction, JSON
+                       [--threads T] [--frame-packets F]          one prediction, JSON (with the
+                                                                  latency at a low rate, the fixed cost)
     bench/gpu_model.py --probe-ptx PTX --predict GPU ... [--check]  the same on a build's probes;
                                                                   --check: the calibration holds
 
@@ -19,8 +20,13 @@
    table; compute parts scale with the probes' instruction counts), then
    packets per second per ring and for R rings (one CTA each, fences
    contending, up to the SM count and the memory bandwidth).
+   Also the latency from a doorbell to the frame visible at a low rate
+   (latency(): one batch on an idle CTA) and the fixed cost a batch (the
+   line through a batch-size sweep, fixed_cost_model()): issue 21's five
+   GPU targets (TARGETS).
 3. Checks itself: the same function with the structure of the code the
-   H200 measured reproduces that step table (calibration(), --check).
+   H200 measured reproduces that step table (calibration(), --check), and
+   the latencies and sweeps those runs measured (checks()).
 
 tests/gpu/run_on_gpu.sh runs bench/gpu_exec_bench on a real GPU with the
 same parameters (and --steps) and prints this prediction beside the
@@ -120,6 +126,13 @@ MEASURED = {
                            place=2.64, verify=0.0, commit=10.86, end=3.07),
     }),
 }
+
+# Checks beside the step tables, on the same runs' code and floors (latency() and fixed_cost(), not fitted
+# to these): the latency at 1 kHz, p50 µs (gpu_exec_bench --latency 1000: one ring, a 64 x 1 KiB frame a
+# batch of 64; ee4a5e2's kernels run as f6241b2, bench/gpu_model.md), and the batch-size sweep of issue 21
+# (64 B payloads, one ring; µs per batch: the first run's rates, ee4a5e2's step tables' totals).
+LATENCY_MEASURED = {"h200-ee4a5e2": 27.5, "h100-950d350": 30.3}
+SWEEP_MEASURED = {"h200-run": {16: 31.0, 64: 36.0, 256: 58.0}, "h200-ee4a5e2": {16: 20.0, 256: 40.5}}
 
 # What each step costs beyond its floors, fitted to those tables (µs, at
 # the probes' instruction counts then: PROBE_CAL).  A step's compute part
@@ -367,17 +380,25 @@ def scaled(pc, base, *probes):
     return base * sum(pc[p]["all"] for p in probes) / then if pc else base
 
 
-def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="now", floors=None, tensor=None):
+def with_floors(g, floors):
+    """A GPUS row with the floors bench/gpu_floors measured (its JSON) in place of the row's."""
+    g = dict(g)
+    for key, fk in (("pcie", "host_load_us"), ("l2", "l2_load_us"), ("fence", "fence_sys_us")):
+        if floors and floors.get(fk):
+            g[key] = floors[fk]
+    return g
+
+
+def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="now", floors=None, tensor=None,
+            loaded=True):
     """Microseconds per batch on one CTA (one stream per ring), by step (STEPS), and the rates.
 
     g: a GPUS row; pc: probe counts (probe_counts()); floors: measured
     floors (bench/gpu_floors' JSON) that replace the row's; tensor: a
-    stream's `tensor:` as SAMPLE:TYPE (ci16:cf32, raw10:u16, ...), None: none."""
-    g = dict(g)
-    if floors:
-        for key, fk in (("pcie", "host_load_us"), ("l2", "l2_load_us"), ("fence", "fence_sys_us")):
-            if floors.get(fk):
-                g[key] = floors[fk]
+    stream's `tensor:` as SAMPLE:TYPE (ci16:cf32, raw10:u16, ...), None: none.
+    loaded: the next batch is always there (a rate run); False: each batch
+    finds the CTA idle (latency(): nothing staged ahead)."""
+    g = with_floors(g, floors)
     st = STRUCTURE[code]
     n, warps, lanes = batch, threads // 32, lanes_for(payload)
     frames = n / frame_packets                    # frames a batch opens and publishes, on average
@@ -428,7 +449,8 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
         0.0, commit_frame) + CAL["commit_drain"] * n * payload / 1024
     end = CAL["end"] - (CHAIN_THEN["end_chain"] - st["end_chain"]) * L1_HIT  # a shared-memory load: an L1 hit
     t["end"] = end + fence_host
-    if st.get("ahead"):  # under load: no doorbell, the stage beside the commit, the end's fence beside parse
+    # under load: no doorbell, the stage beside the commit, the end's fence beside parse
+    if st.get("ahead") and loaded:
         t["poll"] = CAL["poll"] + st["timing_adds"] * g["l2"]
         t["commit"] = max(t["commit"], t["stage"])
         t["stage"] = CAL["stage"]
@@ -446,12 +468,41 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
             "bound": "memory bandwidth" if mpps < r * per_ring else "per-batch latency chain"}
 
 
+def latency(g, pc, payload=1024, batch=64, frame_packets=64, code="now", floors=None):
+    """Microseconds from the doorbell of a frame's batch to next_frame past it in the host mirror, one ring
+    at a low rate (gpu_exec_bench --latency: a frame a batch at 1 kHz): the batch's steps on an idle CTA
+    (its doorbell found by the poll's round trip, its slot staged then, the end's fence on the path),
+    then the mirror's store on its way to the host, half a round trip.  Checked against LATENCY_MEASURED."""
+    p = predict(g, pc, 1, payload, batch, frame_packets=frame_packets, code=code, floors=floors, loaded=False)
+    return p["us_per_batch"] + with_floors(g, floors)["pcie"] / 2
+
+
+FIXED_BATCHES = (16, 64, 256)  # issue 21's batch-size sweep: 64 B payloads, one ring, under load
+
+
+def fixed_cost(per_batch):
+    """{batch: µs per batch} -> (fixed µs, µs per packet): the least-squares line through the sweep."""
+    xs, ys = list(per_batch), [per_batch[b] for b in per_batch]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return my - slope * mx, slope
+
+
+def fixed_cost_model(g, pc, code="now", floors=None):
+    return fixed_cost({b: predict(g, pc, 1, 64, b, code=code, floors=floors)["us_per_batch"] for b in FIXED_BATCHES})
+
+
+def run_gpu(code):
+    """The GPUS row a MEASURED run's code ran on, with that run's floors."""
+    return dict(GPUS["H200"], **MEASURED[code]["floors"])
+
+
 def calibration(pc):
     """The model on each measured run's code and floors beside its step table: (rows, worst |error| of a step
     over 0.5 µs, or of a batch)."""
     rows, worst = [], 0.0
     for code, run in MEASURED.items():
-        g = dict(GPUS["H200"], **run["floors"])
+        g = run_gpu(code)
         for (payload, batch, rings), meas in run["steps"].items():
             p = predict(g, pc, rings, payload, batch, code=code)
             cells = []
@@ -466,12 +517,61 @@ def calibration(pc):
     return rows, worst
 
 
-TARGETS = [  # issue 21's, persistent, 256 threads: (label, rings, payload, batch, target Mpps,
-             # measured on the H200 at 5eab4c2 and at ee4a5e2; an H200 has not run this tree)
-    ("1 ring, 1 KiB, batch 64", 1, 1024, 64, 4.5, 1.44, 2.30),
-    ("4 rings, 1 KiB, batch 64", 4, 1024, 64, 15.0, 4.75, 9.18),
-    ("4 rings, 64 B, batch 256", 4, 64, 256, 40.0, 14.90, 24.85),
+def checks(pc):
+    """latency() and fixed_cost_model() beside what the runs measured: (rows, worst |error|)."""
+    rows, worst = [], 0.0
+    for code, lat in LATENCY_MEASURED.items():
+        p = latency(run_gpu(code), pc, code=code)
+        worst = max(worst, abs(p - lat) / lat)
+        rows.append([code, "latency at 1 kHz, p50 µs", lat, round(p, 1), "%+.0f%%" % (100 * (p / lat - 1))])
+    for code, sweep in SWEEP_MEASURED.items():
+        m = fixed_cost(sweep)[0]
+        p = fixed_cost_model(run_gpu(code), pc, code=code)[0]
+        worst = max(worst, abs(p - m) / m)
+        rows.append([code, "fixed µs a batch (batches %s)" % "/".join(str(b) for b in sweep), round(m, 1),
+                     round(p, 1), "%+.0f%%" % (100 * (p / m - 1))])
+    return rows, worst
+
+
+# issue 21's targets, persistent, 256 threads: (label, kind, rings, payload, batch, target, measured on the
+# H200 at 5eab4c2 (the first run) and at ee4a5e2; None: not measured).  An H200 has not run this tree.
+# kind: "Mpps" (at least the target), "fixed" (µs a batch, the sweep's line: at most), "latency" (p50 µs at
+# 1 kHz: at most).
+TARGETS = [
+    ("1 ring, 1 KiB, batch 64", "Mpps", 1, 1024, 64, 4.5, 1.44, 2.30),
+    ("4 rings, 1 KiB, batch 64", "Mpps", 4, 1024, 64, 15.0, 4.75, 9.18),
+    ("4 rings, 64 B, batch 256", "Mpps", 4, 64, 256, 40.0, 14.90, 24.85),
+    ("fixed cost a batch, µs (64 B, batch 16/64/256)", "fixed", 1, 64, None, 8.0, fixed_cost(
+        SWEEP_MEASURED["h200-run"])[0], fixed_cost(SWEEP_MEASURED["h200-ee4a5e2"])[0]),
+    ("doorbell → frame visible at 1 kHz, 64 × 1 KiB, p50 µs", "latency", 1, 1024, 64, 15.0, None,
+     LATENCY_MEASURED["h200-ee4a5e2"]),
 ]
+
+
+def target_model(g, pc, kind, rings, payload, batch, code="now", floors=None):
+    """The model's figure for one TARGETS row."""
+    if kind == "Mpps":
+        return predict(g, pc, rings, payload, batch, code=code, floors=floors)["Mpps"]
+    if kind == "fixed":
+        return round(fixed_cost_model(g, pc, code=code, floors=floors)[0], 1)
+    return round(latency(g, pc, payload, batch, code=code, floors=floors), 1)
+
+
+def floor_batch_us(g, floors=None):
+    """The hardware's floor for one batch (issue 21): learn that it exists and read its descriptors (two
+    loads from host memory), make its frames visible (two system fences); giving the slot back is a posted
+    store.  3.3 µs on the H200's floors."""
+    g = with_floors(g, floors)
+    return 2 * g["pcie"] + 2 * g["fence"]
+
+
+def target_us(kind, rings, batch, value):
+    """A TARGETS row's figure as µs one CTA spends on a batch (Mpps: batch x rings / Mpps), else itself."""
+    return batch * rings / value if kind == "Mpps" else value
+
+
+def target_met(kind, value, target):
+    return value >= target if kind == "Mpps" else value <= target
 
 
 def md_table(rows, head):
@@ -491,6 +591,15 @@ def tensor_form(spec):
     if sample not in TENSOR_SAMPLES:
         sys.exit("gpu_model.py: --tensor %s: SAMPLE:TYPE with SAMPLE one of %s" % (spec, " ".join(TENSOR_SAMPLES)))
     return TENSOR_SAMPLES[sample]
+
+
+def one_prediction(a, parts):
+    """--predict's JSON: the case's steps and rates, its latency at a low rate and the GPU's fixed cost."""
+    g = gpu_named(a.predict)
+    p = predict(g, parts, a.rings, a.payload, a.batch, a.threads, a.frame_packets, tensor=a.tensor)
+    p["latency_us"] = round(latency(g, parts, a.payload, a.batch, a.frame_packets), 2)
+    p["fixed_us_per_batch"], p["us_per_packet"] = (round(v, 3) for v in fixed_cost_model(g, parts))
+    return p
 
 
 def main():
@@ -516,13 +625,15 @@ def main():
             sys.exit("gpu_model.py: --probe-ptx goes with --predict")
         with open(a.probe_ptx) as f:
             parts = probe_counts(f.read())
-        print(json.dumps(predict(gpu_named(a.predict), parts, a.rings, a.payload, a.batch, a.threads,
-                                 a.frame_packets, tensor=a.tensor)))
+        print(json.dumps(one_prediction(a, parts)))
         if a.check:
             rows, worst = calibration(parts)
             print(md_table(rows, ["code", "payload", "batch", "rings"] + STEPS + ["batch"]))
             print("worst error %.0f%% (limit 30%%)" % (100 * worst))
-            if worst > 0.30:
+            rows, worst_c = checks(parts)
+            print(md_table(rows, ["code", "what", "measured", "model", "model off by"]))
+            print("worst error of latency and fixed cost %.0f%% (limit 30%%)" % (100 * worst_c))
+            if worst > 0.30 or worst_c > 0.30:
                 sys.exit(1)
         return
     if not os.path.exists(os.path.join(a.build, "gi_build_config.h")):
@@ -532,8 +643,7 @@ def main():
     insns = parse_ptx(ptx)
     parts = probe_counts(probe_ptx)
     if a.predict:
-        print(json.dumps(predict(gpu_named(a.predict), parts, a.rings, a.payload, a.batch, a.threads,
-                                 a.frame_packets, tensor=a.tensor)))
+        print(json.dumps(one_prediction(a, parts)))
         return
 
     print("## ptxas (-Xptxas -v): registers, stack, spills\n")
@@ -559,15 +669,19 @@ def main():
         p = predict(GPUS["H200"], parts, rings, payload, batch)
         rows.append([payload, batch, rings] + [p["steps_us"][k] for k in STEPS] + [p["us_per_batch"]])
     print(md_table(rows, ["payload", "batch", "rings"] + STEPS + ["batch µs"]))
-    print("\n## issue 21's targets on the H200 (persistent, 256 threads; Mpps)\n")
+    print("\n## latency and fixed cost: the model beside what the runs measured (not fitted to these)\n")
+    rows, _ = checks(parts)
+    print(md_table(rows, ["code", "what", "measured", "model", "model off by"]))
+    print("\n## issue 21's targets on the H200 (persistent, 256 threads)\n")
     rows = []
-    for label, rings, payload, batch, target, m_then, m_now in TARGETS:
-        then = predict(GPUS["H200"], parts, rings, payload, batch, code="h200-run")["Mpps"]
-        p = predict(GPUS["H200"], parts, rings, payload, batch)
-        rows.append([label, target, "%s / %s" % (m_then, then), "%s / %s" % (m_now, p["Mpps"]),
-                     "%.2f" % (m_now / target)])
-    print(md_table(rows, ["case", "target Mpps", "first run's code: measured / model",
-                          "ee4a5e2 measured / this tree's model", "measured / target"]))
+    for label, kind, rings, payload, batch, target, m_then, m_now in TARGETS:
+        then = target_model(run_gpu("h200-run"), parts, kind, rings, payload, batch, code="h200-run")
+        now = target_model(GPUS["H200"], parts, kind, rings, payload, batch)
+        fmt = lambda v: "–" if v is None else "%.3g" % v
+        rows.append([label, ("≥ " if kind == "Mpps" else "≤ ") + fmt(target), "%s / %s" % (fmt(m_then), fmt(then)),
+                     "%s / %s" % (fmt(m_now), fmt(now)), "met" if target_met(kind, now, target) else "missed"])
+    print(md_table(rows, ["case", "target", "first run's code: measured / model",
+                          "ee4a5e2 measured / this tree's model", "this tree by the model"]))
     print("\n## predictions for other GPUs (this tree; batch 64, 256 threads, 64-packet frames;"
           " 64 B also with batch 256)\n")
     rows = []

@@ -5,7 +5,8 @@ prediction for it and the floors bench/gpu_floors measured (tests/gpu/run_on_gpu
 usage: bench_vs_model.py BUILD_DIR GPU_NAME FLOORS.json OUT.jsonl [SECONDS]
 
 Cases: the model's (64 B batch 256, 1 KiB and 8 KiB batch 64; 1 and 4
-rings), 16 rings, and 64 B batch 16 (the fixed cost per batch), persistent;
+rings), 16 rings, and 64 B batches of 16 and 64 (with 256: the fixed cost
+per batch), persistent;
 4 rings also in launch mode.  Every run must place every packet once (no
 drop, loss or duplicate).  Prints one row per case: the model's Mpps, the
 measured Mpps and their ratio, the µs one CTA spends per batch and that as
@@ -16,7 +17,9 @@ beside the model's steps where both name the same step; the tensor step
 (--tensor ci16:cf32, raw10:u16 and i16:bf16, 4 rings) beside the model's
 (calibrated on the first two as an H100 measured them; i16:bf16 checks it).  Then latency
 (--latency): one ring's 1 KiB frames at 1 kHz and at half the measured
-rate, doorbell to frame visible.  Exit 1 if a run failed.
+rate, doorbell to frame visible, beside the model's.  Last, issue 21's
+targets: each measured, modelled, and as µs a batch over the floor a
+batch measured in this run.  Exit 1 if a run failed.
 """
 import json
 import os
@@ -28,7 +31,7 @@ sys.path.insert(0, os.path.join(SRC, "bench"))
 import gpu_model  # noqa: E402  (bench/gpu_model.py: the model itself)
 
 CASES = [(64, 256, 1), (64, 256, 4), (1024, 64, 1), (1024, 64, 4), (8192, 64, 1), (8192, 64, 4),
-         (1024, 64, 16), (64, 256, 16), (64, 16, 1)]
+         (1024, 64, 16), (64, 256, 16), (64, 16, 1), (64, 64, 1)]
 STEP_CASES = [(1024, 64), (64, 256), (64, 16), (8192, 64)]
 
 
@@ -131,21 +134,53 @@ def main():
         # 64 x 1 KiB frames in batches of 64, at 1 kHz and at half the rate measured above (issue 21:
         # <= 15 µs p50 at 1 kHz)
         cap = caps.get((1024, 64, 1, "persistent"))
-        print("\nlatency, 1 ring, 64 x 1 KiB frames, batch 64: doorbell -> frame visible in the host mirror")
+        lat_model = gpu_model.latency(g, parts, floors=floors) if g else None
+        lat_1k = None
+        print("\nlatency, 1 ring, 64 x 1 KiB frames, batch 64: doorbell -> frame visible in the host mirror"
+              + (" (model at a low rate: p50 %.1f µs)" % lat_model if lat_model else ""))
         for label, fps in (("1 kHz", 1000), ("half capacity", int(cap * 1e6 / 64 / 2) if cap else 0)):
             if not fps:
                 continue
             m, rc, err = bench(build, seconds, 1, 1024, 64, latency=fps)
             failed += not good(m, rc)
-            jl.write(json.dumps(dict(mode="persistent", latency=fps, measured=m, rc=rc)) + "\n")
+            jl.write(json.dumps(dict(mode="persistent", latency=fps, measured=m, model_latency_us=lat_model,
+                                     rc=rc)) + "\n")
             if m.get("latency_frames"):
+                lat_1k = m["latency_p50_us"] if fps == 1000 else lat_1k
                 print(f"  {label:<14} {fps:>7} frames/s: p50 {m['latency_p50_us']:.1f} µs, p99 "
                       f"{m['latency_p99_us']:.1f} µs, max {m['latency_max_us']:.1f} µs ({m['latency_frames']} frames)")
             else:
                 print(f"  {label:<14} {fps:>7} frames/s: FAIL {err[:60]}")
+    targets(g, parts, floors, caps, lat_1k)
     if floors:
         print("floors: " + ", ".join(f"{k} {v}" for k, v in floors.items() if k not in ("gpu",)))
     return 1 if failed else 0
+
+
+def targets(g, parts, floors, caps, lat_1k):
+    """issue 21's targets (bench/gpu_model.py TARGETS): measured here, the model's figure on this GPU's
+    floors, and both as µs a batch over the hardware's floor for a batch measured in this run."""
+    sweep = {b: b / caps[(64, b, 1, "persistent")] for b in gpu_model.FIXED_BATCHES
+             if caps.get((64, b, 1, "persistent"))}
+    fixed = gpu_model.fixed_cost(sweep) if len(sweep) == len(gpu_model.FIXED_BATCHES) else None
+    floor = gpu_model.floor_batch_us(g, floors) if g and floors else None
+    print("\nissue 21's targets: measured here / the model; as multiples of the floor a batch (%s)" % (
+        "%.2f µs: two host-memory loads and two system fences measured here" % floor if floor else
+        "no floors measured"))
+    if fixed:
+        print("  (the sweep: %.1f µs fixed + %.3f µs a packet, batches %s at 64 B, one ring)" % (
+            fixed[0], fixed[1], "/".join(str(b) for b in sweep)))
+    for label, kind, rings, payload, batch, target, _, _ in gpu_model.TARGETS:
+        if kind == "Mpps":
+            got = caps.get((payload, batch, rings, "persistent"))
+        else:
+            got = fixed[0] if kind == "fixed" and fixed else lat_1k if kind == "latency" else None
+        model = gpu_model.target_model(g, parts, kind, rings, payload, batch, floors=floors) if g else None
+        x = lambda v: " = %.1fx floor" % (gpu_model.target_us(kind, rings, batch, v) / floor) if floor and v else ""
+        verdict = "-" if got is None else "met" if gpu_model.target_met(kind, got, target) else "missed"
+        print(f"  {label:<54} target {'>=' if kind == 'Mpps' else '<='} {target:g}{x(target)}; "
+              f"measured {'-' if got is None else '%.3g' % got}{x(got)}; model "
+              f"{'-' if model is None else '%.3g' % model}{x(model)}: {verdict}")
 
 
 if __name__ == "__main__":
