@@ -587,6 +587,8 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 		 * and nothing else is due, serve it, which hands the last one back beside its parse;
 		 * otherwise hand it back now, before anything else */
 		if (cc->done_pending) {
+			/* `paused` as the read-ahead saw it, beside the last batch's commit: a
+			 * pause the host set since then takes effect one batch later */
 			const uint64_t now = gi_dev_now(a.clock_offset_ns);
 			if (gi_cta_staged(a, cc) && cc->pf_paused_valid && cc->pf_paused == GI_EXEC_RUN &&
 			    !(now >= cc->next_tick && !cc->ticked)) {
@@ -605,7 +607,9 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 			const uint32_t r0 = grp.first_ring + cc->rr;
 			if (gi_cta_staged(a, cc)) {
 				found = 0;
-			} else if (cc->pf_valid && cc->pf_ring == r0 && cc->pf_head != a.rings[r0].tail) {
+			} else if (cc->pf_valid && cc->pf_ring == r0 && (int64_t)(cc->pf_head - a.rings[r0].tail) > 0) {
+				/* ahead of the tail, not just unequal: a head read before the tail
+				 * moved past it must not serve a slot not yet published */
 				found = 0;
 				cc->pf_valid = 0;
 			}
