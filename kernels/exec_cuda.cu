@@ -508,8 +508,8 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem,
 		 * with a warp to stage it between the commit's warps and the last */
 		const uint32_t rn = grp.first_ring + cc->rr;
 		const uint64_t next = rn == ri ? idx + 1 : a.rings[rn].tail;
-		cc->pre_valid = ahead && gi_cuda_stages_ahead(blockDim.x, grp.n_streams) && cc->pf_valid &&
-				cc->pf_ring == rn && (int64_t)(cc->pf_head - next) > 0;
+		cc->pre_valid = ahead && a.slot2_off != a.slot_off && gi_cuda_stages_ahead(blockDim.x, grp.n_streams) &&
+				cc->pf_valid && cc->pf_ring == rn && (int64_t)(cc->pf_head - next) > 0;
 		cc->pre_ring = rn;
 		cc->pre_idx = next;
 		cc->pre_buf = buf ^ 1;

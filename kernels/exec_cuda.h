@@ -106,8 +106,8 @@ struct gi_cuda_args {
 	uint32_t idle;           /* enum gi_idle_policy */
 	uint32_t smem_bytes;     /* dynamic shared memory: control, CRC table, two staging buffers, batch scratch */
 	uint32_t max_pkts;       /* the largest slot of any ring: the scratch's size */
-	uint32_t slot_off;       /* offsets in dynamic shared memory: the two staging buffers, */
-	uint32_t slot2_off;
+	uint32_t slot_off;       /* offsets in dynamic shared memory: the two staging buffers */
+	uint32_t slot2_off;      /* (the same one where there is room for one: no staging ahead), */
 	uint32_t scratch_off;    /* the batch scratch */
 	uint64_t tick_ns;
 	int64_t clock_offset_ns; /* CLOCK_MONOTONIC ns = %globaltimer + this */
@@ -131,7 +131,10 @@ GI_STATIC_ASSERT(sizeof(struct gi_exec_counters) % 8 == 0, "mirror copies whole 
  * Dynamic shared memory: [control 256 | the group's executor counters |
  * CRC-32 slice-by-8 tables 8 KiB | staged slot x 2 | batch scratch]: a
  * persistent CTA stages the next batch into one buffer while the batch in
- * the other commits (exec_cuda.cu, gi_cta_beside_commit).  The CTA
+ * the other commits (exec_cuda.cu, gi_cta_beside_commit).  `two` = 0: one
+ * staging buffer (slot2_off == slot_off), and no CTA stages ahead: launch
+ * mode, whose passes never do, and a batch too large for two on the
+ * device (executor_cuda.c).  The CTA
  * counts into its shared copy of ctr[g] (a word's add is a shared-memory
  * access, not a load across the L2 that the store must wait for) and
  * stores the copy whole into ctr[g] and its host mirror after each batch.
@@ -141,11 +144,11 @@ GI_STATIC_ASSERT(sizeof(struct gi_exec_counters) % 8 == 0, "mirror copies whole 
 #define GI_CUDA_SMEM_TAB (GI_CUDA_SMEM_CTR + (uint32_t)GI_ALIGN_UP(sizeof(struct gi_exec_counters), 16))
 #define GI_CUDA_SMEM_SLOT (GI_CUDA_SMEM_TAB + 8u * 1024u)
 
-GI_HD static inline uint32_t gi_cuda_smem_bytes(uint32_t max_stride, uint32_t max_pkts, uint32_t *slot_off,
-						uint32_t *slot2_off, uint32_t *scratch_off)
+GI_HD static inline uint32_t gi_cuda_smem_bytes(uint32_t max_stride, uint32_t max_pkts, uint32_t two,
+						uint32_t *slot_off, uint32_t *slot2_off, uint32_t *scratch_off)
 {
 	*slot_off = GI_CUDA_SMEM_SLOT;
-	*slot2_off = (uint32_t)GI_ALIGN_UP(GI_CUDA_SMEM_SLOT + max_stride, 64);
+	*slot2_off = two ? (uint32_t)GI_ALIGN_UP(GI_CUDA_SMEM_SLOT + max_stride, 64) : GI_CUDA_SMEM_SLOT;
 	*scratch_off = (uint32_t)GI_ALIGN_UP(*slot2_off + max_stride, 64);
 	return *scratch_off + (uint32_t)gi_batch_scratch_bytes(max_pkts);
 }

@@ -87,7 +87,7 @@ struct gi_cuda_exec {
 	int running;
 	int stuck;                       /* stop timed out: never free what the GPU may touch */
 	char err[GI_CUDA_ERRLEN];
-	char desc[240];
+	char desc[320];
 };
 
 static int gi_cu_check(struct gi_cuda_exec *c, CUresult r, const char *call, const char *file, int line)
@@ -413,10 +413,23 @@ static int gi_cuda_setup(struct gi_cuda_exec *c)
 	c->args.tick_ns = c->conf.tick_ns;
 	c->args.timing = c->conf.step_timing != 0;
 	c->args.max_pkts = max_pkts;
-	c->args.smem_bytes = gi_cuda_smem_bytes(max_stride, max_pkts, &c->args.slot_off, &c->args.slot2_off,
-							&c->args.scratch_off);
 	if ((rc = gi_cuda_attr(c, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &optin)) < 0)
 		return rc;
+	/* persistent CTAs stage ahead into a second buffer where the device has room for it */
+	const uint32_t two = c->conf.mode == GI_EXEC_PERSISTENT;
+	c->args.smem_bytes = gi_cuda_smem_bytes(max_stride, max_pkts, two, &c->args.slot_off, &c->args.slot2_off,
+						&c->args.scratch_off);
+	if (two && c->args.smem_bytes > (uint32_t)optin) {
+		c->args.smem_bytes = gi_cuda_smem_bytes(max_stride, max_pkts, 0, &c->args.slot_off,
+							&c->args.slot2_off, &c->args.scratch_off);
+		if (c->args.smem_bytes <= (uint32_t)optin) {
+			size_t at = strlen(c->desc);
+			snprintf(c->desc + at, sizeof(c->desc) - at,
+				 "; no staging ahead: a batch of %u packets leaves no room for a second staging "
+				 "buffer",
+				 max_pkts);
+		}
+	}
 	if (c->args.smem_bytes > (uint32_t)optin) {
 		snprintf(c->err, sizeof(c->err),
 			 "a batch of %u packets needs %u bytes of shared memory per CTA, this device allows %d (lower "

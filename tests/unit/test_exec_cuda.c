@@ -152,23 +152,30 @@ static void free_traffic(struct traffic *t)
 }
 
 /* Fill `slot` with packets [from, from + n) of t, as the rx lcore would. */
-static void fill_slot(struct gi_batch_slot *slot, const struct traffic *t, uint32_t from, uint32_t n, int split,
-		      uint8_t (*pkt)[TP_MAX], uint8_t (*seg0)[TP_MAX], uint8_t (*seg1)[TP_MAX])
+/* n packets from `from` into a slot of a ring of max_pkts-packet slots */
+static void fill_slot_of(struct gi_batch_slot *slot, uint32_t max_pkts, const struct traffic *t, uint32_t from,
+			 uint32_t n, int split, uint8_t (*pkt)[TP_MAX], uint8_t (*seg0)[TP_MAX], uint8_t (*seg1)[TP_MAX])
 {
 	slot->n_pkts = n;
 	slot->port = 0;
 	slot->t_publish_ns = 1;
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t i = from + k;
-		gi_slot_len(slot, MAXB)[k] = t->len[i];
+		gi_slot_len(slot, max_pkts)[k] = t->len[i];
 		if (split) {
 			gi_slot_addr(slot)[k] = (uint64_t)(uintptr_t)seg0[i];
-			gi_slot_len0(slot, MAXB)[k] = t->cut[i];
-			gi_slot_addr1(slot, MAXB)[k] = (uint64_t)(uintptr_t)seg1[i];
+			gi_slot_len0(slot, max_pkts)[k] = t->cut[i];
+			gi_slot_addr1(slot, max_pkts)[k] = (uint64_t)(uintptr_t)seg1[i];
 		} else {
 			gi_slot_addr(slot)[k] = (uint64_t)(uintptr_t)pkt[i];
 		}
 	}
+}
+
+static void fill_slot(struct gi_batch_slot *slot, const struct traffic *t, uint32_t from, uint32_t n, int split,
+		      uint8_t (*pkt)[TP_MAX], uint8_t (*seg0)[TP_MAX], uint8_t (*seg1)[TP_MAX])
+{
+	fill_slot_of(slot, MAXB, t, from, n, split, pkt, seg0, seg1);
 }
 
 static void assert_same_world(const struct exec_fixture *a, const struct exec_fixture *b, int compare_times)
@@ -449,9 +456,12 @@ static void test_modes_and_bad_mode(void **state)
 /*
  * GPU only: the real cuda executor over the same traffic, packets in
  * mapped pinned memory, a producer on this thread; frames and counters
- * must equal the host reference (time stamps aside).
+ * must equal the host reference (time stamps aside).  The GPU's rings
+ * have slots of ring_pkts packets (batches of MAXB).  Returns 1 when the
+ * CTA had one staging buffer where its mode stages ahead (no room for two).
  */
-static void run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const struct exf_conf *conf)
+static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const struct exf_conf *conf,
+		   uint32_t ring_pkts)
 {
 	struct traffic *t = make_traffic();
 	struct exec_fixture ref, gw;
@@ -475,12 +485,12 @@ static void run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const s
 	memcpy(bufs + 2 * MAXPKTS, t->seg1, per);
 
 	/* one group of n_rings rings, batch k on ring k % n_rings */
-	uint64_t rb = gi_ring_bytes(4, MAXB, (uint32_t)split);
+	uint64_t rb = gi_ring_bytes(4, ring_pkts, (uint32_t)split);
 	struct gi_batch_ring *rings[2];
 	for (uint32_t r = 0; r < n_rings; r++) {
 		rings[r] = aligned_alloc(4096, GI_ALIGN_UP(rb, 4096));
 		memset(rings[r], 0, rb);
-		gi_ring_init(rings[r], 4, MAXB, (uint32_t)split);
+		gi_ring_init(rings[r], 4, ring_pkts, (uint32_t)split);
 	}
 
 	char err[256] = "";
@@ -491,6 +501,15 @@ static void run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const s
 		fail_msg("%s", err);
 	printf("# %s\n", gi_executor_why(ex));
 	assert_string_equal(gi_executor_name(ex), "cuda");
+	/* two staging buffers where a persistent CTA stages ahead and the device has room for them */
+	int optin = 0;
+	uint32_t o1, o2, o3;
+	assert_int_equal(drv.device_get_attribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+						  drv.device),
+			 CUDA_SUCCESS);
+	const int one_buf = mode == GI_EXEC_PERSISTENT &&
+			    gi_cuda_smem_bytes(rings[0]->slot_stride, ring_pkts, 1, &o1, &o2, &o3) > (uint32_t)optin;
+	assert_int_equal(strstr(gi_executor_why(ex), "no staging ahead") != NULL, one_buf);
 
 	/* the rings full before the kernel starts (every batch fits: served in
 	 * batch order, round robin): a persistent CTA's first batch reads ahead
@@ -510,7 +529,7 @@ static void run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const s
 			if (gi_now_ns() > deadline)
 				fail_msg("the GPU did not consume slot %llu within 60 s", (unsigned long long)(*hd - 4));
 		struct gi_batch_slot *slot = gi_ring_slot(ring, *hd);
-		fill_slot(slot, t, from, n, split, dbufs, dbufs + MAXPKTS, dbufs + 2 * MAXPKTS);
+		fill_slot_of(slot, ring_pkts, t, from, n, split, dbufs, dbufs + MAXPKTS, dbufs + 2 * MAXPKTS);
 		slot->batch_seq = *hd;
 		slot->t_publish_ns = gi_now_ns();
 		gi_ring_publish(ring, (*hd)++);
@@ -561,7 +580,7 @@ static void run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const s
 	printf("# %s, %u ring%s: %llu of %llu batches staged ahead\n", mode == GI_EXEC_LAUNCH ? "launch" : "persistent",
 	       n_rings, n_rings > 1 ? "s" : "", (unsigned long long)gw.ctr.staged_ahead, (unsigned long long)batches);
 	const char *tpr = getenv("GI_THREADS_PER_RING");
-	if (mode == GI_EXEC_LAUNCH ||
+	if (mode == GI_EXEC_LAUNCH || one_buf ||
 	    !gi_cuda_stages_ahead(tpr ? (uint32_t)strtoul(tpr, NULL, 10) : GI_CUDA_DEFAULT_THREADS, NSTREAMS))
 		assert_int_equal(gw.ctr.staged_ahead, 0);
 	else
@@ -586,6 +605,7 @@ static void run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const s
 	exf_fini(&ref);
 	exf_fini(&gw);
 	free_traffic(t);
+	return one_buf;
 }
 
 /*
@@ -664,10 +684,14 @@ static void test_gpu_persistent(void **state)
 	(void)state;
 	if (!have_gpu())
 		skip();
-	run_gpu(GI_EXEC_PERSISTENT, 0, 1, &world);
-	run_gpu(GI_EXEC_PERSISTENT, 1, 1, &world);
-	run_gpu(GI_EXEC_PERSISTENT, 0, 2, &world); /* one CTA, two rings: round robin, the next ring staged ahead */
-	run_gpu(GI_EXEC_PERSISTENT, 0, 1, &tight); /* stalls: more than one round a batch */
+	assert_false(run_gpu(GI_EXEC_PERSISTENT, 0, 1, &world, MAXB));
+	assert_false(run_gpu(GI_EXEC_PERSISTENT, 1, 1, &world, MAXB));
+	/* one CTA, two rings: round robin, the next ring staged ahead */
+	assert_false(run_gpu(GI_EXEC_PERSISTENT, 0, 2, &world, MAXB));
+	assert_false(run_gpu(GI_EXEC_PERSISTENT, 0, 1, &tight, MAXB)); /* stalls: more than one round a batch */
+	/* slots of 2048 split packets: no room for two staging buffers on an H100's
+	 * or H200's 227 KiB (the emulation's too), room for one, so no staging ahead */
+	assert_true(run_gpu(GI_EXEC_PERSISTENT, 1, 1, &world, 2048));
 }
 
 static void test_gpu_launch(void **state)
@@ -675,8 +699,11 @@ static void test_gpu_launch(void **state)
 	(void)state;
 	if (!have_gpu())
 		skip();
-	run_gpu(GI_EXEC_LAUNCH, 0, 1, &world);
-	run_gpu(GI_EXEC_LAUNCH, 1, 1, &world); /* (a pass serves each ring to its head in turn: not the batches' order) */
+	assert_false(run_gpu(GI_EXEC_LAUNCH, 0, 1, &world, MAXB));
+	/* (a pass serves each ring to its head in turn: not the batches' order) */
+	assert_false(run_gpu(GI_EXEC_LAUNCH, 1, 1, &world, MAXB));
+	/* a pass never stages ahead: one staging buffer, whatever the batch */
+	assert_false(run_gpu(GI_EXEC_LAUNCH, 1, 1, &world, 2048));
 }
 
 int main(void)
