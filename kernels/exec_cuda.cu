@@ -608,8 +608,9 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 			if (gi_cta_staged(a, cc)) {
 				found = 0;
 			} else if (cc->pf_valid && cc->pf_ring == r0 && (int64_t)(cc->pf_head - a.rings[r0].tail) > 0) {
-				/* ahead of the tail, not just unequal: a head read before the tail
-				 * moved past it must not serve a slot not yet published */
+				/* ahead of the tail, not just unequal: every path keeps the
+				 * read-ahead's head at or past the tail, and were one ever behind
+				 * it, this would not serve a slot not yet published */
 				found = 0;
 				cc->pf_valid = 0;
 			}
