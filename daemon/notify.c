@@ -260,29 +260,49 @@ int gi_watchdog_poll(struct gi_watchdog *w, const struct gi_daemon *d, uint64_t 
 		return 0;
 	w->next_ns = now_ns + w->interval_ns;
 
+	/*
+	 * Every word that did not move, named in one line, and again whenever
+	 * a part stops that no line of this stall named yet: a thread that
+	 * waits on a hung executor (an rx lcore handing its worker over, an
+	 * inline executor's lcore) may be the first to be seen stuck, and the
+	 * executor must still be named.
+	 */
 	uint32_t n = gi_stats_progress(d, cur, GI_WATCHDOG_MAX_WORDS);
-	int stuck = -1;
-	for (uint32_t i = 0; i < n && stuck < 0; i++)
-		if (n == w->n && cur[i] == w->last[i])
-			stuck = (int)i;
+	uint32_t n_stuck = 0, n_new = 0, last_i = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (n == w->n && cur[i] == w->last[i]) {
+			n_stuck++;
+			n_new += !(w->named[i / 64] >> (i % 64) & 1);
+			last_i = i;
+		}
+	if (n_new) {
+		char names[200] = "", name[64];
+		size_t at = 0;
+		for (uint32_t i = 0, k = 0; i < n && at < sizeof(names); i++) {
+			if (cur[i] != w->last[i])
+				continue;
+			word_name(d, i, name, sizeof(name));
+			const char *sep = k == 0 ? "" : i == last_i ? " and " : ", ";
+			at += (size_t)snprintf(names + at, sizeof(names) - at, "%s%s", sep, name);
+			w->named[i / 64] |= 1ull << (i % 64);
+			k++;
+		}
+		gi_log(GI_LOG_ERR,
+		       "watchdog: %s made no progress in the last %llu ms; not pinging systemd, which restarts the service "
+		       "when WatchdogSec runs out",
+		       names, (unsigned long long)(w->interval_ns / 1000000));
+		gi_notify_status("%s %s stuck; watchdog pings stopped", names, n_stuck > 1 ? "are" : "is");
+	}
 	memcpy(w->last, cur, n * sizeof(cur[0]));
 	w->n = n;
-	if (stuck >= 0) {
-		if (!w->stalled) {
-			char name[64];
-			word_name(d, (uint32_t)stuck, name, sizeof(name));
-			gi_log(GI_LOG_ERR,
-			       "watchdog: %s made no progress in the last %llu ms; not pinging systemd, which restarts "
-			       "the service when WatchdogSec runs out",
-			       name, (unsigned long long)(w->interval_ns / 1000000));
-			gi_notify_status("%s is stuck; watchdog pings stopped", name);
-		}
+	if (n_stuck) {
 		w->stalled = true;
 		return 0;
 	}
 	if (w->stalled)
 		gi_log(GI_LOG_NOTICE, "watchdog: every rx lcore and the executor make progress again; pinging");
 	w->stalled = false;
+	memset(w->named, 0, sizeof(w->named));
 	gi_notify("WATCHDOG=1");
 	return 1;
 }

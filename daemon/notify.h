@@ -69,6 +69,7 @@ struct gi_watchdog {
 	uint32_t n;             /* words in last[] */
 	bool stalled;           /* the previous check found a word that did not move */
 	uint64_t last[GI_WATCHDOG_MAX_WORDS];
+	uint64_t named[(GI_WATCHDOG_MAX_WORDS + 63) / 64]; /* the stuck words logged since the stall began */
 	/* Test hook: GI_TEST_STALL_EXECUTOR_AFTER_MS (see notify.c) */
 	uint64_t stall_at_ns;   /* 0: hook not set */
 	/* Test hook: GI_TEST_PAUSE_EXECUTOR_MS=START:DURATION (see notify.c) */
