@@ -106,8 +106,8 @@ struct gi_cuda_args {
 	uint32_t idle;           /* enum gi_idle_policy */
 	uint32_t smem_bytes;     /* dynamic shared memory: control, CRC table, staging buffers, batch scratch */
 	uint32_t max_pkts;       /* the largest slot of any ring: the scratch's size */
-	uint32_t slot_off;       /* offsets in dynamic shared memory: the two staging buffers */
-	uint32_t slot2_off;      /* (the same one where there is room for one: no staging ahead), */
+	uint32_t slot_off;       /* offsets in dynamic shared memory: the staging buffers (equal */
+	uint32_t slot2_off;      /* where there is one: then no CTA stages ahead), */
 	uint32_t scratch_off;    /* the batch scratch */
 	uint64_t tick_ns;
 	int64_t clock_offset_ns; /* CLOCK_MONOTONIC ns = %globaltimer + this */
