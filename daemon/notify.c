@@ -262,10 +262,10 @@ int gi_watchdog_poll(struct gi_watchdog *w, const struct gi_daemon *d, uint64_t 
 
 	/*
 	 * Every word that did not move, named in one line, and again whenever
-	 * a part stops that no line of this stall named yet: a thread that
-	 * waits on a hung executor (an rx lcore handing its worker over, an
-	 * inline executor's lcore) may be the first to be seen stuck, and the
-	 * executor must still be named.
+	 * a part stops that no line of this stall named yet: another part may
+	 * be seen stuck first (an rx lcore that runs a hung executor inline,
+	 * or one starved of its CPU for a whole interval), and the executor
+	 * must still be named.
 	 */
 	uint32_t n = gi_stats_progress(d, cur, GI_WATCHDOG_MAX_WORDS);
 	uint32_t n_stuck = 0, n_new = 0, last_i = 0;
