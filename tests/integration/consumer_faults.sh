@@ -12,7 +12,12 @@
 #   - the slow one: overruns counted on its side, never a wrong byte;
 #   - the late one: byte-exact from the oldest frame the ring held when it
 #     joined, to the last; what was published before it joined is none of
-#     its overruns (it keeps up, so it has none).
+#     its overruns: every frame of its span is complete or its overrun, no
+#     other.  It keeps up, so at most a few overruns, where the slow one has
+#     hundreds: the oldest frame it starts at sits in the slot the daemon
+#     fills next (a frame or two away: 1.6 ms each at this rate), and a
+#     consumer the scheduler holds off that long as it joins loses it,
+#     rightly counted.
 source "$(dirname "$0")/lib.sh"
 need_root
 SOCK=$T/memif.sock
@@ -82,11 +87,14 @@ check(f"slow consumer: {f['overruns']} overruns counted, {f['frames_complete']} 
       f"{f['mismatches']} mismatches", f["overruns"] > 0 and f["mismatches"] == 0 and f["header_errors"] == 0)
 f, whole = ld("late"), ld("s1")
 # it starts at the oldest frame the ring held when it opened: the frames
-# before that were gone before it came, and are not its overruns
+# before that were gone before it came, and are not its overruns (counted
+# as such, complete + overruns would exceed its span); the few it may lose
+# at its head as it joins are (see the top)
+span = f["last_frame"] - f["first_frame"] + 1
 check(f"late consumer: frames {f['first_frame']}..{f['last_frame']} of {whole['first_frame']}..{whole['last_frame']}, "
       f"{f['frames_complete']} complete, {f['overruns']} overruns, {f['mismatches']} mismatches",
       whole["first_frame"] < f["first_frame"] and f["last_frame"] == whole["last_frame"]
-      and f["frames_complete"] == f["last_frame"] - f["first_frame"] + 1 and f["overruns"] == 0
+      and f["frames_complete"] + f["overruns"] == span and f["overruns"] <= 8
       and f["mismatches"] == 0 and f["header_errors"] == 0)
 sys.exit(1 if bad else 0)
 PY
