@@ -243,6 +243,7 @@ if py_consumer_setup; then
     --tensor raw10,u16,big,1,0,zero >"$T/tensor-h0.json" 2>"$T/tensor-h0.log" &
   PIDS+=("$!")
   CONSUMER_PIDS+=("$!")
+  consumer_ring "$!" "/$TAG-h0"
   wait_sim
   wait_delivered "$(sim_sent)"
   stop_daemon

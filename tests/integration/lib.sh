@@ -148,8 +148,34 @@ start_daemon() {
   wait_socket "$T/metrics.sock" "$DAEMON_PID" "$T/daemon.log" "the daemon" 200
 }
 
-# stop_daemon: SIGTERM, wait (bounded), require exit status 0
+# consumer_ring PID SHM: stop_daemon waits until consumer PID has ring SHM
+# (/NAME) open.  The library opens no ring the daemon has closed (it waits
+# for a new one, to its --wait), so a consumer still starting (an exec, a
+# Python interpreter importing NumPy, a sanitizer's start) when a short case
+# ends would otherwise time out with nothing wrong.
+CONSUMER_RINGS=()
+consumer_ring() { CONSUMER_RINGS+=("$1 $2"); }
+
+# wait_rings_open: each registered consumer that still runs has its ring
+# mapped (bounded: 20 s each); one that exited is wait_consumers' to report
+wait_rings_open() {
+  local e pid shm i
+  for e in "${CONSUMER_RINGS[@]}"; do
+    pid=${e%% *} shm=${e#* }
+    for i in $(seq 1 200); do
+      kill -0 "$pid" 2>/dev/null || break
+      awk -v f="/dev/shm$shm" '$6 == f {found = 1} END {exit !found}' "/proc/$pid/maps" 2>/dev/null && break
+      [ "$i" -lt 200 ] || fail "consumer $pid did not open $shm within 20 s"
+      sleep 0.1
+    done
+  done
+  CONSUMER_RINGS=()
+}
+
+# stop_daemon: the consumers' rings open (wait_rings_open), SIGTERM, wait
+# (bounded), require exit status 0
 stop_daemon() {
+  wait_rings_open
   kill -TERM "$DAEMON_PID"
   local i rc
   for i in $(seq 1 150); do
@@ -168,6 +194,7 @@ start_consumer() {
   "$FRAMES" --shm "/$TAG-$1" --wait 20 --quiet ${GI_FRAMES_ARGS:-} >"$T/frames-$1.json" 2>"$T/frames-$1.log" &
   PIDS+=("$!")
   CONSUMER_PIDS+=("$!")
+  consumer_ring "$!" "/$TAG-$1"
 }
 
 wait_consumers() {

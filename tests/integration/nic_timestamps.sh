@@ -28,6 +28,7 @@ env "${PY_ENV[@]}" "$PY" "$HERE/nic_ts_consumer.py" "/$TAG-s0" "$T/expect.json" 
   >"$T/frames.json" 2>"$T/consumer.log" &
 CONSUMER=$!
 PIDS+=("$CONSUMER")
+consumer_ring "$CONSUMER" "/$TAG-s0"
 wait_delivered "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["packets"])' "$T/expect.json")"
 grep -q "port p0: NIC receive times: net_pcap's capture times" "$T/daemon.log" ||
   { cat "$T/daemon.log" >&2; fail "the log does not say which clock the NIC times are in"; }
