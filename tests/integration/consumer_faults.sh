@@ -13,11 +13,11 @@
 #   - the late one: byte-exact from the oldest frame the ring held when it
 #     joined, to the last; what was published before it joined is none of
 #     its overruns: every frame of its span is complete or its overrun, no
-#     other.  It keeps up, so at most a few overruns, where the slow one has
-#     hundreds: the oldest frame it starts at sits in the slot the daemon
-#     fills next (a frame or two away: 1.6 ms each at this rate), and a
-#     consumer the scheduler holds off that long as it joins loses it,
-#     rightly counted.
+#     other.  It keeps up, so few overruns (32 at most: ~100 ms held off),
+#     where the slow one has hundreds.  Not none: the oldest frame it starts
+#     at sits in the slot the daemon fills next (a frame or two away: 3.2 ms
+#     each at s1's 10 kpps), and a consumer the scheduler holds off that
+#     long as it joins loses it, rightly counted.
 source "$(dirname "$0")/lib.sh"
 need_root
 SOCK=$T/memif.sock
@@ -94,7 +94,7 @@ span = f["last_frame"] - f["first_frame"] + 1
 check(f"late consumer: frames {f['first_frame']}..{f['last_frame']} of {whole['first_frame']}..{whole['last_frame']}, "
       f"{f['frames_complete']} complete, {f['overruns']} overruns, {f['mismatches']} mismatches",
       whole["first_frame"] < f["first_frame"] and f["last_frame"] == whole["last_frame"]
-      and f["frames_complete"] + f["overruns"] == span and f["overruns"] <= 8
+      and f["frames_complete"] + f["overruns"] == span and f["overruns"] <= 32
       and f["mismatches"] == 0 and f["header_errors"] == 0)
 sys.exit(1 if bad else 0)
 PY

@@ -11,7 +11,8 @@ Phase A (~5 s), all at once:
   - 20 requests with a 64 KiB header (MHD's per-connection pool is 16 KiB);
   - 20 connections of binary garbage, 10 on TCP and 10 on the unix socket;
   - a legitimate scraper: GET /metrics every 100 ms on the unix socket and
-    on TCP (a refused TCP attempt is retried after 50 ms, at most 5 times).
+    on TCP (a refused TCP attempt is retried after 50 ms, at most 20 times,
+    as in the burst).
 Phase B (~3 s): 80 slowloris clients on TCP (more than the limit); the unix
   socket, a listener of its own, must keep serving; then they go away and
   TCP must serve again.
@@ -160,7 +161,7 @@ def scraper(stop):
             save(body)
         else:
             bump("scrape_unix_fail")
-        for attempt in range(5):
+        for attempt in range(21):  # as a burst worker: the burst may hold the listener's slots a while
             st, body = get()
             if st == 200:
                 bump("scrape_tcp_ok")

@@ -17,7 +17,21 @@ write_config "$T/m.yaml" "net_pcap0,rx_pcap=$T/cap.pcap" s0:5000:8:256 s1:5001:8
 sed -i 's|    rx_queues:|    xstats: [rx_good_packets]\n    rx_queues:|' "$T/m.yaml"
 start_daemon "$T/m.yaml"
 wait_delivered "$(sim_sent)"
-sleep 0.3 # the executor finishes the last batch
+# the executor finishes the last batch: every published batch completed and
+# the streams' counters the same on two scrapes 0.1 s apart (bounded: 10 s)
+settled() {
+  metrics_unix | awk '/^gpuingest_batches_(published|completed)_total|^gpuingest_stream_(packets|frames)_total/'
+}
+prev=""
+for i in $(seq 1 100); do
+  cur=$(settled)
+  pub=$(awk '/^gpuingest_batches_published_total/ {s += $2} END {print s + 0}' <<<"$cur")
+  done_=$(awk '/^gpuingest_batches_completed_total/ {s += $2} END {print s + 0}' <<<"$cur")
+  [ "$pub" = "$done_" ] && [ "$cur" = "$prev" ] && break
+  prev=$cur
+  sleep 0.1
+done
+[ "$i" -lt 100 ] || fail "the executor did not finish its batches within 10 s"
 
 [ "$(stat -c %a "$T/metrics.sock")" = 660 ] || fail "unix socket mode is $(stat -c %a "$T/metrics.sock"), want 660"
 metrics_unix >"$T/unix.txt"

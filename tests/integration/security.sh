@@ -115,7 +115,11 @@ else
   PIDS+=("$DAEMON_PID")
   for i in $(seq 1 100); do [ -S "$T/metrics.sock" ] && break; sleep 0.1; done
   [ -S "$T/metrics.sock" ] || { cat "$T/daemon.log" >&2; fail "daemon did not start"; }
-  ss -ltnpH | grep "pid=$DAEMON_PID," >"$T/ss.txt" || true
+  # the TCP listener may come a moment after the unix socket (bounded: 5 s)
+  for i in $(seq 1 50); do
+    ss -ltnpH | grep "pid=$DAEMON_PID," >"$T/ss.txt" && break
+    sleep 0.1
+  done
   cat "$T/ss.txt"
   [ "$(awk '{print $4}' "$T/ss.txt")" = "127.0.0.1:9475" ] ||
     fail "the daemon listens on $(awk '{print $4}' "$T/ss.txt" | tr '\n' ' '), want 127.0.0.1:9475 only"
