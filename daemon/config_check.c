@@ -274,6 +274,34 @@ static void check_lcores(struct gi_ctx *c, const struct gi_config *cfg)
 }
 
 /*
+ * eal.args may not set the lcores: the daemon derives -l and --main-lcore
+ * from eal.main_lcore and ports[].rx_queues[].lcore (main.c's EAL start).
+ * An option is refused alone, with '=VALUE', or (the short ones) with the
+ * value attached: -l0-3.
+ */
+static void check_eal(struct gi_ctx *c, const struct gi_config *cfg)
+{
+	static const char *const owned[] = { "-l", "-c", "--lcores", "--main-lcore", "--master-lcore" };
+	char path[GI_PATH_BUF];
+
+	for (uint32_t i = 0; i < cfg->n_eal_args; i++) {
+		const char *a = cfg->eal_args[i];
+		for (size_t k = 0; k < sizeof(owned) / sizeof(owned[0]); k++) {
+			const size_t n = strlen(owned[k]);
+			if (strncmp(a, owned[k], n) != 0 || (a[n] != '\0' && a[n] != '=' && owned[k][1] == '-'))
+				continue;
+			gi_cfg_fmt_path(path, sizeof(path), "eal.args[%u]", i);
+			gi_cfg_err_at(c, gi_cfg_mark_of(gi_cfg_node_at(c, "%s", path)), path,
+				      "'%s' sets the lcores, which the daemon derives from the config (allowed: no -l, -c, "
+				      "--lcores, --main-lcore or --master-lcore; set eal.main_lcore and "
+				      "ports[].rx_queues[].lcore instead)",
+				      a);
+			break;
+		}
+	}
+}
+
+/*
  * May two streams match the same (port, UDP port)?  Only when their formats
  * tell their packets apart (gi_stream_match): vita49 streams by distinct
  * stream IDs, each one given.
@@ -489,6 +517,7 @@ void gi_cfg_cross_check(struct gi_ctx *c, struct gi_config *cfg)
 	check_ports(c, cfg);
 	check_pools(c, cfg);
 	check_lcores(c, cfg);
+	check_eal(c, cfg);
 	check_executor(c, cfg);
 	check_streams(c, cfg);
 	gi_cfg_check_vita49(c, cfg);

@@ -121,23 +121,6 @@ static void usage(FILE *f)
 
 /* ---- EAL -------------------------------------------------------------- */
 
-static int eal_args_conflict(const struct gi_config *c)
-{
-	static const char *const owned[] = { "-l", "-c", "--lcores", "--main-lcore", "--master-lcore" };
-	for (uint32_t i = 0; i < c->n_eal_args; i++)
-		for (size_t k = 0; k < sizeof(owned) / sizeof(owned[0]); k++)
-			if (strncmp(c->eal_args[i], owned[k], strlen(owned[k])) == 0 &&
-			    (c->eal_args[i][strlen(owned[k])] == '\0' || c->eal_args[i][strlen(owned[k])] == '=' ||
-			     owned[k][1] != '-')) {
-				gi_log(GI_LOG_ERR,
-				       "%s: eal.args: '%s' is derived from the config; set eal.main_lcore and "
-				       "rx_queues[].lcore instead",
-				       c->path, c->eal_args[i]);
-				return 1;
-			}
-	return 0;
-}
-
 /*
  * Why EAL initialisation may have failed when rte_errno does not say (DPDK
  * 22.11 sets none when another process holds the file prefix): that
@@ -174,8 +157,6 @@ static int eal_start(struct gi_daemon *d, const char *prog)
 	size_t off;
 	uint64_t seen[GI_MAX_LCORES / 64] = { 0 };
 
-	if (eal_args_conflict(c))
-		return -EINVAL;
 	argv[argc++] = (char *)prog;
 	for (uint32_t i = 0; i < c->n_eal_args; i++)
 		argv[argc++] = c->eal_args[i];

@@ -510,6 +510,29 @@ static void test_queue_on_main_lcore(void **state)
 		      "(allowed: any other lcore; the main lcore runs the control loop)");
 }
 
+/* The lcores are the config's: eal.args may not set them, in any spelling EAL takes. */
+static void test_eal_args_lcores(void **state)
+{
+	(void)state;
+	expect_errors(BASE "eal: {args: [--in-memory, -l, 0-1]}\n", 1,
+		      "t.yaml:9:27: eal.args[1]: '-l' sets the lcores, which the daemon derives from the config "
+		      "(allowed: no -l, -c, --lcores, --main-lcore or --master-lcore; set eal.main_lcore and "
+		      "ports[].rx_queues[].lcore instead)");
+	expect_errors(BASE "eal:\n"
+			   "  args:\n"
+			   "    - -c0x3\n"
+			   "    - --lcores=0,1\n"
+			   "    - --main-lcore\n"
+			   "    - '0'\n"
+			   "    - --master-lcore=0\n",
+		      4, "t.yaml:12:7: eal.args[1]: '--lcores=0,1' sets the lcores, which the daemon derives from the "
+			 "config (allowed: no -l, -c, --lcores, --main-lcore or --master-lcore; set eal.main_lcore and "
+			 "ports[].rx_queues[].lcore instead)");
+	/* options that only begin like them */
+	expect_ok(BASE "eal: {args: [--log-level, 'lib.eal:debug', --lcores-extra-not-eal, --main-lcore-x]}\n");
+	gi_config_free(cfg);
+}
+
 static void test_lcores(void **state)
 {
 	(void)state;
@@ -1177,6 +1200,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_dangling_stream_port),
 		cmocka_unit_test(test_dangling_queue_mempool),
 		cmocka_unit_test(test_queue_on_main_lcore),
+		cmocka_unit_test(test_eal_args_lcores),
 		cmocka_unit_test(test_lcores),
 		cmocka_unit_test(test_duplicate_udp_port),
 		cmocka_unit_test(test_reorder_window),
