@@ -52,8 +52,8 @@ static inline void gi_idle_empty(struct gi_idle *i, uint64_t max_ns)
 		return;
 	struct timespec ts = { 0, (long)ns };
 	nanosleep(&ts, NULL);
-	if (i->sleep_ns < GI_IDLE_MAX_SLEEP_NS)
-		i->sleep_ns *= 2;
+	/* doubled up to the cap, never past it: 5, 10, ... 160, 200 µs */
+	i->sleep_ns = i->sleep_ns < GI_IDLE_MAX_SLEEP_NS / 2 ? 2 * i->sleep_ns : GI_IDLE_MAX_SLEEP_NS;
 }
 
 static inline uint64_t gi_now_ns(void)
