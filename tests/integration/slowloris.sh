@@ -35,9 +35,12 @@ cat "$T/slow.json"
 [ "$rc" -eq 0 ] || { cat "$T/slow.err" >&2; fail "slowloris.py (exit $rc)"; }
 kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$T/daemon.log" >&2; fail "the daemon died under the slow clients"; }
 
-# The notice comes once the burst is over (the sweep after the last close): bounded wait, 3 s.
+# The notice comes once the burst is over (the sweep after the last close):
+# bounded wait, 12 s.  Most often within 0.2 s; but closes that a sweep
+# closing none splits in two (a client's connect held up ~0.2 s) give two
+# notices, the second one held back by the 10 s rate limit.
 logged=0
-for _ in $(seq 1 30); do
+for _ in $(seq 1 120); do
   logged=$(sed -n 's/.*http: closed \([0-9]*\) connections\{0,1\} that sent no complete request within '"$DEADLINE_S"' s$/\1/p' \
     "$T/daemon.log" | awk '{ n += $1 } END { print n + 0 }')
   [ "$logged" -ge "$PER_ADDRESS" ] && break
