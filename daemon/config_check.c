@@ -274,30 +274,59 @@ static void check_lcores(struct gi_ctx *c, const struct gi_config *cfg)
 }
 
 /*
- * eal.args may not set the lcores: the daemon derives -l and --main-lcore
- * from eal.main_lcore and ports[].rx_queues[].lcore (main.c's EAL start).
- * An option is refused alone, with '=VALUE', or (the short ones) with the
- * value attached: -l0-3.
+ * eal.args may not set the lcores: the daemon derives --lcores and
+ * --main-lcore from eal.main_lcore and ports[].rx_queues[].lcore and puts
+ * them after eal.args (main.c's EAL start), and EAL 22.11 refuses a second
+ * core option.  Refused in every spelling EAL's getopt_long takes: a long
+ * option alone or with '=VALUE', or any abbreviation of it that names it
+ * alone (--lc, --mai, --mas: shorter ones are ambiguous, EAL's own error);
+ * -l or -c, the value attached or not, and after the flags that take no
+ * value (-vl0-3).  A bare '--' too: it would end EAL's options before the
+ * daemon's own.
  */
+static bool eal_lcore_option(const char *a)
+{
+	static const struct {
+		const char *name;
+		size_t unique; /* the shortest unambiguous abbreviation among EAL's long options */
+	} owned[] = { { "lcores", 2 }, { "main-lcore", 3 }, { "master-lcore", 3 } };
+
+	if (a[0] != '-')
+		return false;
+	if (a[1] == '-') {
+		const char *name = a + 2;
+		const size_t n = strcspn(name, "=");
+		for (size_t k = 0; k < sizeof(owned) / sizeof(owned[0]); k++)
+			if (n >= owned[k].unique && n <= strlen(owned[k].name) && strncmp(name, owned[k].name, n) == 0)
+				return true;
+		return false;
+	}
+	for (const char *f = a + 1; *f; f++) { /* EAL's short options: "a:b:c:s:d:hl:S:m:n:r:v" */
+		if (*f == 'l' || *f == 'c')
+			return true;
+		if (*f != 'h' && *f != 'v')
+			break; /* an option whose value is the rest */
+	}
+	return false;
+}
+
 static void check_eal(struct gi_ctx *c, const struct gi_config *cfg)
 {
-	static const char *const owned[] = { "-l", "-c", "--lcores", "--main-lcore", "--master-lcore" };
 	char path[GI_PATH_BUF];
 
 	for (uint32_t i = 0; i < cfg->n_eal_args; i++) {
 		const char *a = cfg->eal_args[i];
-		for (size_t k = 0; k < sizeof(owned) / sizeof(owned[0]); k++) {
-			const size_t n = strlen(owned[k]);
-			if (strncmp(a, owned[k], n) != 0 || (a[n] != '\0' && a[n] != '=' && owned[k][1] == '-'))
-				continue;
-			gi_cfg_fmt_path(path, sizeof(path), "eal.args[%u]", i);
+		gi_cfg_fmt_path(path, sizeof(path), "eal.args[%u]", i);
+		if (strcmp(a, "--") == 0)
 			gi_cfg_err_at(c, gi_cfg_mark_of(gi_cfg_node_at(c, "%s", path)), path,
-				      "'%s' sets the lcores, which the daemon derives from the config (allowed: no -l, -c, "
-				      "--lcores, --main-lcore or --master-lcore; set eal.main_lcore and "
+				      "'--' ends EAL's options, and the daemon's own come after eal.args (allowed: EAL "
+				      "options only)");
+		else if (eal_lcore_option(a))
+			gi_cfg_err_at(c, gi_cfg_mark_of(gi_cfg_node_at(c, "%s", path)), path,
+				      "'%s' sets the lcores, which the daemon derives from the config (allowed: no -l, "
+				      "-c, --lcores, --main-lcore or --master-lcore; set eal.main_lcore and "
 				      "ports[].rx_queues[].lcore instead)",
 				      a);
-			break;
-		}
 	}
 }
 

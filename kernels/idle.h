@@ -42,12 +42,18 @@ static inline void gi_idle_work(struct gi_idle *i)
 	i->sleep_ns = GI_IDLE_MIN_SLEEP_NS;
 }
 
+/* The next sleep's length: its own, bounded by `max_ns`. */
+static inline uint64_t gi_idle_sleep_ns(const struct gi_idle *i, uint64_t max_ns)
+{
+	return i->sleep_ns < max_ns ? i->sleep_ns : max_ns;
+}
+
 /* An empty poll; `max_ns` bounds the sleep (e.g. the time to a batch deadline). */
 static inline void gi_idle_empty(struct gi_idle *i, uint64_t max_ns)
 {
 	if (i->policy == GI_IDLE_BUSY || ++i->empty < GI_IDLE_SPINS_BEFORE_SLEEP)
 		return;
-	uint64_t ns = i->sleep_ns < max_ns ? i->sleep_ns : max_ns;
+	uint64_t ns = gi_idle_sleep_ns(i, max_ns);
 	if (ns == 0)
 		return;
 	struct timespec ts = { 0, (long)ns };

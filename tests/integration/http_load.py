@@ -11,8 +11,8 @@ Phase A (~5 s), all at once:
   - 20 requests with a 64 KiB header (MHD's per-connection pool is 16 KiB);
   - 20 connections of binary garbage, 10 on TCP and 10 on the unix socket;
   - a legitimate scraper: GET /metrics every 100 ms on the unix socket and
-    on TCP (a refused TCP attempt is retried after 50 ms, at most 20 times,
-    as in the burst).
+    on TCP (a refused TCP attempt, no answer, is retried after 50 ms, at
+    most 20 times, as in the burst; a wrong answer is not retried).
 Phase B (~3 s): 80 slowloris clients on TCP (more than the limit); the unix
   socket, a listener of its own, must keep serving; then they go away and
   TCP must serve again.
@@ -30,7 +30,7 @@ PORT, UNIX, OUT = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 REQ = b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
 lock = threading.Lock()
 stats = {"burst_ok": 0, "burst_refused": 0, "burst_bad": 0, "burst_retries": 0, "oversized": {}, "garbage_answers": {},
-         "scrape_unix_ok": 0, "scrape_unix_fail": 0, "scrape_tcp_ok": 0, "scrape_tcp_fail": 0,
+         "scrape_unix_ok": 0, "scrape_unix_fail": 0, "scrape_tcp_ok": 0, "scrape_tcp_fail": 0, "scrape_tcp_bad": 0,
          "scrape_tcp_retries": 0, "slowloris_connected": 0, "pages": 0,
          "b_unix_ok": 0, "b_unix_fail": 0, "b_tcp_refused_while_full": 0, "b_tcp_ok_after": 0}
 
@@ -163,14 +163,17 @@ def scraper(stop):
             bump("scrape_unix_fail")
         for attempt in range(21):  # as a burst worker: the burst may hold the listener's slots a while
             st, body = get()
-            if st == 200:
-                bump("scrape_tcp_ok")
-                save(body)
+            if st is not None:
                 break
             bump("scrape_tcp_retries")
             time.sleep(0.05)
-        else:
+        if st == 200:
+            bump("scrape_tcp_ok")
+            save(body)
+        elif st is None:
             bump("scrape_tcp_fail")
+        else:
+            bump("scrape_tcp_bad")
         stop.wait(0.1)
 
 

@@ -54,8 +54,9 @@ def check(what, ok):
 check(f"{s['pages']} pages scraped, {n_bad} rejected by promtool", s["pages"] >= 20 and n_bad == 0)
 check(f"unix scrapes: {s['scrape_unix_ok']} ok, {s['scrape_unix_fail']} failed",
       s["scrape_unix_ok"] >= 10 and s["scrape_unix_fail"] == 0)
-check(f"TCP scrapes: {s['scrape_tcp_ok']} ok ({s['scrape_tcp_retries']} retries), {s['scrape_tcp_fail']} failed",
-      s["scrape_tcp_ok"] >= 10 and s["scrape_tcp_fail"] == 0)
+check(f"TCP scrapes: {s['scrape_tcp_ok']} ok ({s['scrape_tcp_retries']} retries), {s['scrape_tcp_fail']} failed, "
+      f"{s['scrape_tcp_bad']} wrong answers",
+      s["scrape_tcp_ok"] >= 10 and s["scrape_tcp_fail"] == 0 and s["scrape_tcp_bad"] == 0)
 check(f"burst of 200: {s['burst_ok']} served ({s['burst_retries']} refusals retried), "
       f"{s['burst_refused']} never served, {s['burst_bad']} wrong answers",
       s["burst_ok"] == 200 and s["burst_refused"] == 0 and s["burst_bad"] == 0)

@@ -164,6 +164,7 @@ wait_rings_open() {
     pid=${e%% *} shm=${e#* }
     for i in $(seq 1 200); do
       kill -0 "$pid" 2>/dev/null || break
+      kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$T/daemon.log" >&2; fail "the daemon exited before consumer $pid opened $shm"; }
       awk -v f="/dev/shm$shm" '$6 == f {found = 1} END {exit !found}' "/proc/$pid/maps" 2>/dev/null && break
       [ "$i" -lt 200 ] || fail "consumer $pid did not open $shm within 20 s"
       sleep 0.1

@@ -22,16 +22,16 @@ wait_delivered "$(sim_sent)"
 settled() {
   metrics_unix | awk '/^gpuingest_batches_(published|completed)_total|^gpuingest_stream_(packets|frames)_total/'
 }
-prev=""
-for i in $(seq 1 100); do
-  cur=$(settled)
+prev="" settled_ok=0
+for _ in $(seq 1 100); do
+  cur=$(settled) || fail "the metrics page did not answer"
   pub=$(awk '/^gpuingest_batches_published_total/ {s += $2} END {print s + 0}' <<<"$cur")
   done_=$(awk '/^gpuingest_batches_completed_total/ {s += $2} END {print s + 0}' <<<"$cur")
-  [ "$pub" = "$done_" ] && [ "$cur" = "$prev" ] && break
+  if [ "$pub" = "$done_" ] && [ "$cur" = "$prev" ]; then settled_ok=1; break; fi
   prev=$cur
   sleep 0.1
 done
-[ "$i" -lt 100 ] || fail "the executor did not finish its batches within 10 s"
+[ "$settled_ok" = 1 ] || fail "the executor did not finish its batches within 10 s"
 
 [ "$(stat -c %a "$T/metrics.sock")" = 660 ] || fail "unix socket mode is $(stat -c %a "$T/metrics.sock"), want 660"
 metrics_unix >"$T/unix.txt"

@@ -24,9 +24,10 @@ LISTENER=$GI_SRC/tests/integration/notify_listener.py
 unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID GI_TEST_STALL_EXECUTOR_AFTER_MS
 
 mono() { python3 -c 'import time; print(f"{time.clock_gettime(time.CLOCK_MONOTONIC):.6f}")'; }
-# a duration's ends: bash's own clock, no fork (an interpreter's start on a
-# loaded machine, inside the interval, would count against the daemon)
-now() { echo "$EPOCHREALTIME"; }
+# a duration's ends: bash's own clock (an interpreter's start on a loaded
+# machine, inside the interval, would count against the daemon); its decimal
+# point is the locale's, Python's is '.'
+now() { local t=$EPOCHREALTIME; echo "${t/,/.}"; }
 
 # start_listener SOCKET LOG
 start_listener() {

@@ -115,11 +115,14 @@ else
   PIDS+=("$DAEMON_PID")
   for i in $(seq 1 100); do [ -S "$T/metrics.sock" ] && break; sleep 0.1; done
   [ -S "$T/metrics.sock" ] || { cat "$T/daemon.log" >&2; fail "daemon did not start"; }
-  # the TCP listener may come a moment after the unix socket (bounded: 5 s)
+  # the TCP listener may come a moment after the unix socket (bounded: 5 s);
+  # then once more, for any other listener a moment behind the first
   for i in $(seq 1 50); do
-    ss -ltnpH | grep "pid=$DAEMON_PID," >"$T/ss.txt" && break
+    ss -ltnpH | grep -q "pid=$DAEMON_PID," && break
     sleep 0.1
   done
+  sleep 0.2
+  ss -ltnpH | grep "pid=$DAEMON_PID," >"$T/ss.txt" || true
   cat "$T/ss.txt"
   [ "$(awk '{print $4}' "$T/ss.txt")" = "127.0.0.1:9475" ] ||
     fail "the daemon listens on $(awk '{print $4}' "$T/ss.txt" | tr '\n' ' '), want 127.0.0.1:9475 only"

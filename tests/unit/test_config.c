@@ -511,25 +511,30 @@ static void test_queue_on_main_lcore(void **state)
 }
 
 /* The lcores are the config's: eal.args may not set them, in any spelling EAL takes. */
+#define EAL_LCORE_ALLOWED                                                                              \
+	"sets the lcores, which the daemon derives from the config (allowed: no -l, -c, --lcores, "   \
+	"--main-lcore or --master-lcore; set eal.main_lcore and ports[].rx_queues[].lcore instead)"
 static void test_eal_args_lcores(void **state)
 {
 	(void)state;
 	expect_errors(BASE "eal: {args: [--in-memory, -l, 0-1]}\n", 1,
-		      "t.yaml:9:27: eal.args[1]: '-l' sets the lcores, which the daemon derives from the config "
-		      "(allowed: no -l, -c, --lcores, --main-lcore or --master-lcore; set eal.main_lcore and "
-		      "ports[].rx_queues[].lcore instead)");
-	expect_errors(BASE "eal:\n"
-			   "  args:\n"
-			   "    - -c0x3\n"
-			   "    - --lcores=0,1\n"
-			   "    - --main-lcore\n"
-			   "    - '0'\n"
-			   "    - --master-lcore=0\n",
-		      4, "t.yaml:12:7: eal.args[1]: '--lcores=0,1' sets the lcores, which the daemon derives from the "
-			 "config (allowed: no -l, -c, --lcores, --main-lcore or --master-lcore; set eal.main_lcore and "
-			 "ports[].rx_queues[].lcore instead)");
-	/* options that only begin like them */
-	expect_ok(BASE "eal: {args: [--log-level, 'lib.eal:debug', --lcores-extra-not-eal, --main-lcore-x]}\n");
+		      "t.yaml:9:27: eal.args[1]: '-l' " EAL_LCORE_ALLOWED);
+	/* every form getopt_long takes: =VALUE, abbreviations, the value attached, after -v or -h */
+	static const char *const refused[] = { "-c0x3", "--lcores=0,1", "--main-lcore", "--master-lcore=0",
+					       "--lcore=0-1", "--lc", "--mai=0", "--mas", "-vl0-1", "-hvc3" };
+	for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++) {
+		char yaml[512], line[512];
+		snprintf(yaml, sizeof(yaml), BASE "eal:\n  args:\n    - --in-memory\n    - '%s'\n", refused[k]);
+		snprintf(line, sizeof(line), "t.yaml:12:7: eal.args[1]: '%s' " EAL_LCORE_ALLOWED, refused[k]);
+		expect_errors(yaml, 1, line);
+	}
+	/* '--' would end EAL's options before the daemon's */
+	expect_errors(BASE "eal: {args: [--in-memory, '--', x]}\n", 1,
+		      "t.yaml:9:27: eal.args[1]: '--' ends EAL's options, and the daemon's own come after eal.args "
+		      "(allowed: EAL options only)");
+	/* what only looks like them: other options, values, ambiguous abbreviations (EAL's own error) */
+	expect_ok(BASE "eal: {args: [--log-level, 'lib.eal:debug', --legacy-mem, --match-allocations, -m, '512', "
+		  "-vm512, --lcores-x, --main-lcore-x, --l, --ma, -a, '0000:01:00.0', --file-prefix, lc]}\n");
 	gi_config_free(cfg);
 }
 

@@ -2,7 +2,8 @@
  * test_idle.c — kernels/idle.h: an idle lcore polls busily, or (adaptive)
  * after GI_IDLE_SPINS_BEFORE_SLEEP empty polls sleeps 5 µs, doubling each
  * time up to the cap (200 µs) and never past it, each sleep bounded by the
- * caller's max_ns (the time to a batch deadline); work resets it.
+ * caller's max_ns (the time to a batch deadline: gi_idle_sleep_ns); work
+ * resets it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -60,8 +61,16 @@ static void test_max_ns_bounds_the_sleep(void **state)
 	/* a deadline now: no sleep, and the length does not grow */
 	gi_idle_empty(&i, 0);
 	assert_int_equal(i.sleep_ns, GI_IDLE_MIN_SLEEP_NS);
-	gi_idle_empty(&i, 1000); /* 1 µs, not 5; the next may be 10 */
-	assert_int_equal(i.sleep_ns, 2 * GI_IDLE_MIN_SLEEP_NS);
+	assert_int_equal(gi_idle_sleep_ns(&i, 1000), 1000); /* 1 µs, not 5 */
+	gi_idle_empty(&i, 1000);
+	assert_int_equal(i.sleep_ns, 2 * GI_IDLE_MIN_SLEEP_NS); /* the next may be 10 */
+	/* at the cap: a deadline in 1 µs sleeps 1 µs, none sleeps 200 */
+	while (i.sleep_ns < GI_IDLE_MAX_SLEEP_NS)
+		gi_idle_empty(&i, 1000);
+	assert_int_equal(gi_idle_sleep_ns(&i, 1000), 1000);
+	assert_int_equal(gi_idle_sleep_ns(&i, UINT64_MAX), GI_IDLE_MAX_SLEEP_NS);
+	gi_idle_empty(&i, 1000);
+	assert_int_equal(i.sleep_ns, GI_IDLE_MAX_SLEEP_NS);
 }
 
 int main(void)
