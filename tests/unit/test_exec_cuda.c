@@ -151,8 +151,7 @@ static void free_traffic(struct traffic *t)
 	free(t);
 }
 
-/* Fill `slot` with packets [from, from + n) of t, as the rx lcore would. */
-/* n packets from `from` into a slot of a ring of max_pkts-packet slots */
+/* Fill `slot` (of a ring of max_pkts-packet slots) with packets [from, from + n) of t, as the rx lcore would. */
 static void fill_slot_of(struct gi_batch_slot *slot, uint32_t max_pkts, const struct traffic *t, uint32_t from,
 			 uint32_t n, int split, uint8_t (*pkt)[TP_MAX], uint8_t (*seg0)[TP_MAX], uint8_t (*seg1)[TP_MAX])
 {
@@ -172,6 +171,7 @@ static void fill_slot_of(struct gi_batch_slot *slot, uint32_t max_pkts, const st
 	}
 }
 
+/* The same, in a ring of MAXB-packet slots. */
 static void fill_slot(struct gi_batch_slot *slot, const struct traffic *t, uint32_t from, uint32_t n, int split,
 		      uint8_t (*pkt)[TP_MAX], uint8_t (*seg0)[TP_MAX], uint8_t (*seg1)[TP_MAX])
 {
@@ -453,6 +453,16 @@ static void test_modes_and_bad_mode(void **state)
 	exf_fini(&w);
 }
 
+/* The device's opt-in limit of shared memory a CTA. */
+static int device_optin(const struct gi_cuda_drv *drv)
+{
+	int optin = 0;
+	assert_int_equal(drv->device_get_attribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+						   drv->device),
+			 CUDA_SUCCESS);
+	return optin;
+}
+
 /* A CTA's shared memory with two staging buffers for slots of n packets exceeds the device's opt-in limit. */
 static int smem_two_over(uint32_t stride, uint32_t n, int optin)
 {
@@ -471,12 +481,9 @@ static int smem_two_over(uint32_t stride, uint32_t n, int optin)
 static int big_slots_one_buffer(void)
 {
 	struct gi_cuda_drv drv;
-	int optin = 0;
 	uint32_t o1, o2, o3;
 	assert_true(open_gpu(&drv));
-	assert_int_equal(drv.device_get_attribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-						  drv.device),
-			 CUDA_SUCCESS);
+	const int optin = device_optin(&drv);
 	const uint32_t stride = gi_ring_slot_stride(BIG_SLOT, GI_SLOT_SPLIT);
 	const int r = gi_cuda_smem_bytes(stride, BIG_SLOT, 0, &o1, &o2, &o3) > (uint32_t)optin
 			      ? -1
@@ -536,11 +543,8 @@ static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const st
 	printf("# %s\n", gi_executor_why(ex));
 	assert_string_equal(gi_executor_name(ex), "cuda");
 	/* two staging buffers where a persistent CTA stages ahead and the device has room for them */
-	int optin = 0;
-	assert_int_equal(drv.device_get_attribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-						  drv.device),
-			 CUDA_SUCCESS);
-	const int one_buf = mode == GI_EXEC_PERSISTENT && smem_two_over(rings[0]->slot_stride, ring_pkts, optin);
+	const int one_buf = mode == GI_EXEC_PERSISTENT &&
+			    smem_two_over(rings[0]->slot_stride, ring_pkts, device_optin(&drv));
 	assert_int_equal(strstr(gi_executor_why(ex), "no staging ahead") != NULL, one_buf);
 
 	/* the rings full before the kernel starts (every batch fits: served in
