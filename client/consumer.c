@@ -100,7 +100,7 @@ static void set_err(char *err, size_t len, const char *fmt, ...)
 
 static void ring_unmap(struct gic_ring *r)
 {
-#ifdef GI_HAVE_CUDA_H
+#if HAVE_CUDA_DRIVER
 	if (r->dev_base)
 		r->drv.ipc_close_mem_handle((CUdeviceptr)r->dev_base);
 #endif
@@ -133,7 +133,7 @@ static int open_device(struct gic_ring *r, const struct gi_frame_ring_hdr *h, ch
 		set_err(err, err_len, "frames are in GPU memory (%s) and CUDA is unusable here: %s", dev, why);
 		return rc;
 	}
-#ifdef GI_HAVE_CUDA_H
+#if HAVE_CUDA_DRIVER
 	CUipcMemHandle handle;
 	CUdeviceptr base = 0;
 	memcpy(&handle, h->ipc_handle, sizeof(handle));
@@ -703,7 +703,7 @@ static int copy_checked(struct gic_ring *r, struct gic_frame *f, const void *hos
 	if (host) {
 		memcpy(dst, host, bytes);
 	} else if (dev) {
-#ifdef GI_HAVE_CUDA_H
+#if HAVE_CUDA_DRIVER
 		char why[160];
 		CUresult res = CUDA_SUCCESS;
 		if (gi_cuda_drv_make_current(&r->drv) < 0)

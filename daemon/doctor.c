@@ -374,7 +374,7 @@ static void check_gpu_driver(struct gi_doctor *d)
 			  "CUDA cannot open device %s: %s", d->need.gpu_dev, err);
 		return;
 	}
-#ifdef GI_HAVE_CUDA_H
+#if HAVE_CUDA_DRIVER
 	int mode = 0, timeout = 0;
 	drv.device_get_attribute(&mode, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, drv.device);
 	drv.device_get_attribute(&timeout, CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT, drv.device);

@@ -37,16 +37,13 @@ bool gi_cuda_device_id_valid(const char *s)
 	       p[6] <= '7';
 }
 
-#ifdef GI_HAVE_CUDA_H
+#if HAVE_CUDA_DRIVER
 
 #include <dlfcn.h>
 
 /* The NVIDIA driver's library; a -Demulate_cuda=true build names the test double. */
 #ifndef GI_CUDA_DRIVER_LIB
 #define GI_CUDA_DRIVER_LIB "libcuda.so.1"
-#endif
-#ifndef GI_CUDA_EMULATION
-#define GI_CUDA_EMULATION 0
 #endif
 
 /* Two levels so the argument's cuda.h #define (cuMemAlloc → cuMemAlloc_v2)
@@ -320,7 +317,7 @@ int gi_cuda_drv_make_current(const struct gi_cuda_drv *d)
 	return d->ctx_set_current(d->ctx) == CUDA_SUCCESS ? 0 : -EIO;
 }
 
-#else /* !GI_HAVE_CUDA_H */
+#else /* !HAVE_CUDA_DRIVER */
 
 bool gi_cuda_drv_built(void)
 {
@@ -355,4 +352,4 @@ int gi_cuda_drv_make_current(const struct gi_cuda_drv *d)
 	return -ENOTSUP;
 }
 
-#endif /* GI_HAVE_CUDA_H */
+#endif /* HAVE_CUDA_DRIVER */

@@ -35,7 +35,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef GI_HAVE_CUDA_H
+#include "gi_build_config.h" /* HAVE_CUDA_DRIVER, GI_CUDA_EMULATION */
+
+#if HAVE_CUDA_DRIVER
 #include <cuda.h>
 #endif
 
@@ -53,7 +55,7 @@ struct gi_cuda_drv {
 	bool emulated;             /* the CUDA emulation (tests only): kernels run on CPU threads */
 	char name[128];            /* e.g. "NVIDIA H100 PCIe" */
 	char pci_bus_id[32];       /* e.g. "0000:41:00.0" */
-#ifdef GI_HAVE_CUDA_H
+#if HAVE_CUDA_DRIVER
 	CUdevice device;
 	CUcontext ctx;             /* the device's primary context */
 
@@ -103,7 +105,7 @@ struct gi_cuda_drv {
 #endif
 };
 
-#ifdef GI_HAVE_CUDA_H
+#if HAVE_CUDA_DRIVER
 /*
  * What `p` is to the driver: CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST
  * (registered or allocated by it), or 0 for memory it does not know.

@@ -25,7 +25,7 @@
  * writes into must start and end on one. */
 #define GI_GPU_PAGE ((size_t)64 << 10)
 
-#ifdef GI_HAVE_CUDA_H
+#if HAVE_CUDA_DRIVER
 
 static int cuda_ready(struct gi_cuda_drv *d, const char *what, char *err, size_t errlen)
 {
@@ -261,7 +261,7 @@ int gi_mem_cuda_share(const struct gi_mem_region *r, const void *hdr, size_t hdr
 	return 0;
 }
 
-#else /* !GI_HAVE_CUDA_H: the providers exist and say why they cannot work */
+#else /* !HAVE_CUDA_DRIVER: the providers exist and say why they cannot work */
 
 static int cuda_unbuilt_alloc(const struct gi_mem_provider *p, size_t len, size_t align, bool want_hugepages,
 			      struct gi_mem_region *out, char *err, size_t errlen)
@@ -306,4 +306,4 @@ void gi_mem_cuda_bind(struct gi_mem_provider providers[GI_MEM_N_KINDS], struct g
 		};
 }
 
-#endif /* GI_HAVE_CUDA_H */
+#endif /* HAVE_CUDA_DRIVER */
