@@ -31,6 +31,7 @@
 #define GI_MAX_POOLS 8
 #define GI_MAX_PORTS 8
 #define GI_MAX_QUEUES 128       /* per port: a CTA each up to the GPU's SM count (the cuda executor checks) */
+#define GI_MAX_QUEUES_PER_LCORE 16 /* rx queues one lcore polls (pmd_glue/rx.h) */
 #define GI_MAX_XSTATS 16        /* ports[].xstats names per port */
 #define GI_MAX_STREAMS 256
 #define GI_MAX_LCORES 128

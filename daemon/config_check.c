@@ -159,12 +159,63 @@ static void check_mprq(struct gi_ctx *c, const struct gi_config *cfg, uint32_t p
 	}
 }
 
+/*
+ * Two ports of one device: EAL probes a device once, so the second port
+ * would configure the first one's queues again and fail with "Device or
+ * resource busy".  A vdev is its name (before the first comma); a PCI
+ * function is its address (domain 0000 if left out) and devargs, as mlx5
+ * representors of one function differ in devargs alone.
+ */
+static bool same_device(const struct gi_cfg_port *a, const struct gi_cfg_port *b)
+{
+	if (a->is_pci != b->is_pci)
+		return false;
+	if (a->is_pci) {
+		const char *x = a->device + (strlen(a->device) == 7 ? 0 : 5);
+		const char *y = b->device + (strlen(b->device) == 7 ? 0 : 5);
+		bool dom = strlen(a->device) == 7 || strlen(b->device) == 7 ||
+			   strncasecmp(a->device, b->device, 5) == 0;
+		return dom && strcasecmp(x, y) == 0 && strcmp(a->devargs, b->devargs) == 0;
+	}
+	size_t n = strcspn(a->device, ",");
+	return n == strcspn(b->device, ",") && strncmp(a->device, b->device, n) == 0;
+}
+
+/* An rx lcore polls at most GI_MAX_QUEUES_PER_LCORE queues: one line for the first queue past it. */
+static void check_lcore_queues(struct gi_ctx *c, const struct gi_config *cfg, uint32_t p, uint32_t q)
+{
+	uint32_t lcore = cfg->ports[p].queues[q].lcore, n = 0;
+	char path[GI_PATH_BUF];
+
+	for (uint32_t pp = 0; pp <= p; pp++)
+		for (uint32_t qq = 0; qq < (pp < p ? cfg->ports[pp].n_queues : q + 1); qq++)
+			n += cfg->ports[pp].queues[qq].lcore == lcore;
+	if (n != GI_MAX_QUEUES_PER_LCORE + 1)
+		return;
+	gi_cfg_fmt_path(path, sizeof(path), "ports[%u].rx_queues[%u].lcore", p, q);
+	gi_cfg_err_at(c, gi_cfg_mark_of(gi_cfg_node_at(c, "%s", path)), path,
+		      "lcore %u polls %u rx queues before this one (allowed: at most %u queues per lcore, of any ports; "
+		      "give this queue another lcore)",
+		      lcore, GI_MAX_QUEUES_PER_LCORE, GI_MAX_QUEUES_PER_LCORE);
+}
+
 static void check_ports(struct gi_ctx *c, struct gi_config *cfg)
 {
 	char path[GI_PATH_BUF], names[GI_PATH_MAX];
 
 	for (uint32_t p = 0; p < cfg->n_ports; p++) {
 		struct gi_cfg_port *port = &cfg->ports[p];
+		for (uint32_t j = 0; j < p; j++) {
+			if (!port->device[0] || !same_device(&cfg->ports[j], port))
+				continue;
+			gi_cfg_fmt_path(path, sizeof(path), "ports[%u].device", p);
+			gi_cfg_err_at(c, gi_cfg_mark_of(gi_cfg_node_at(c, "%s", path)), path,
+				      "'%s' is port %s's device already (line %zu) (allowed: a device no other port names; "
+				      "one port takes all of a device's rx queues)",
+				      port->device, cfg->ports[j].name,
+				      gi_cfg_mark_of(gi_cfg_node_at(c, "ports[%u].device", j)).line + 1);
+			break;
+		}
 		for (uint32_t q = 0; q < port->n_queues; q++) {
 			struct gi_cfg_queue *rxq = &port->queues[q];
 			gi_cfg_fmt_path(path, sizeof(path), "ports[%u].rx_queues[%u].mempool", p, q);
@@ -180,6 +231,7 @@ static void check_ports(struct gi_ctx *c, struct gi_config *cfg)
 				gi_cfg_err_at(c, gi_cfg_mark_of(gi_cfg_node_at(c, "%s", path)), path,
 				       "lcore %u is eal.main_lcore (allowed: any other lcore; the main lcore runs the control loop)",
 				       rxq->lcore);
+			check_lcore_queues(c, cfg, p, q);
 			check_split(c, cfg, p, q);
 			/* vdevs (memif, pcap, af_packet…) copy packets into mbufs with the CPU */
 			if (rxq->pool_index >= 0 && cfg->pools[rxq->pool_index].kind == GI_MEM_DEVICE && !port->is_pci) {
@@ -397,6 +449,20 @@ static void check_streams(struct gi_ctx *c, struct gi_config *cfg)
 
 		if (s->shm[0] == '\0')
 			snprintf(s->shm, sizeof(s->shm), "/gpuingest-%s", s->name);
+		for (uint32_t j = 0; j < i; j++) {
+			/* (two streams of one name: that is the line, reported already) */
+			if (strcmp(cfg->streams[j].shm, s->shm) != 0 || strcmp(cfg->streams[j].name, s->name) == 0)
+				continue;
+			/* the name, where ring.shm is left to its default (a name taken by another's explicit one) */
+			gi_cfg_fmt_path(path, sizeof(path), "streams[%u].ring.shm", i);
+			if (!gi_cfg_node_at(c, "%s", path) || gi_cfg_node_at(c, "%s", path) == gi_cfg_node_at(c, "streams[%u]", i))
+				gi_cfg_fmt_path(path, sizeof(path), "streams[%u].name", i);
+			gi_cfg_err_at(c, gi_cfg_mark_of(gi_cfg_node_at(c, "%s", path)), path,
+				      "frame ring %s is stream %s's already (line %d) (allowed: a ring.shm no other stream "
+				      "uses; its consumers would read the other stream's frames)",
+				      s->shm, cfg->streams[j].name, cfg->streams[j].line);
+			break;
+		}
 		s->port_index = find_name(cfg->ports[0].name, sizeof(cfg->ports[0]), cfg->n_ports, s->port);
 		gi_cfg_fmt_path(path, sizeof(path), "streams[%u].port", i);
 		if (s->port_index < 0 && s->port[0] && cfg->n_ports)

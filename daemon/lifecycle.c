@@ -22,6 +22,8 @@
 #include "notify.h"
 #include "stats.h"
 
+GI_STATIC_ASSERT(GI_MAX_QUEUES <= GI_PORT_MAX_QUEUES, "a port's every configured rx queue fits gi_port_conf");
+
 /* ---- pools and ports ---------------------------------------------------- */
 
 static uint32_t pool_data_room(const struct gi_config *c, uint32_t pool)

@@ -65,6 +65,7 @@ static int sig_quit; /* SIGTERM/SIGINT count: 1 drains and stops, 2 exits at onc
 static int sig_last;
 static int sig_reload;
 GI_STATIC_ASSERT(__atomic_always_lock_free(sizeof(int), 0), "signal flags must be lock-free atomics");
+GI_STATIC_ASSERT(GI_MAX_QUEUES_PER_LCORE == GI_RX_MAX_QUEUES_PER_LCORE, "the config check's per-lcore limit is the rx loop's");
 
 static void on_signal(int sig)
 {

@@ -186,12 +186,6 @@ static unsigned plan_check_ports(const struct stream_plan *pl, const struct gi_c
 			       cur->ports[cs->port_index].n_queues == 1 ? "" : "s", cs->queue);
 			n++;
 		}
-		for (uint32_t k = 0; k < j; k++)
-			if (strcmp(pl->cfg[k].shm, cs->shm) == 0) {
-				gi_log(GI_LOG_ERR, "reload: streams %s and %s both use frame ring %s; give one another ring.shm",
-				       pl->cfg[k].name, cs->name, cs->shm);
-				n++;
-			}
 	}
 	return n;
 }

@@ -19,7 +19,7 @@
 
 struct rte_mempool;
 
-#define GI_PORT_MAX_QUEUES 16
+#define GI_PORT_MAX_QUEUES 128 /* the config's GI_MAX_QUEUES (daemon/lifecycle.c asserts it) */
 #define GI_PORT_MAX_XSTATS 16   /* extended statistics read per port (ports[].xstats) */
 #define GI_PORT_XSTAT_NAME 64   /* RTE_ETH_XSTATS_NAME_SIZE */
 

@@ -573,6 +573,84 @@ static void test_duplicate_udp_port(void **state)
 			 "is already matched by stream 'cam0' (line 10)");
 }
 
+/* one ring name, one stream: an explicit ring.shm, or another's default /gpuingest-NAME */
+static void test_duplicate_shm(void **state)
+{
+	(void)state;
+	expect_errors(BASE "streams:\n"
+			   "  - name: cam0\n"
+			   "    port: sensor0\n"
+			   "    match: {udp_dst_port: 5000}\n"
+			   "    frame: {packets: 4, payload_bytes: 1000}\n"
+			   "    ring: {shm: /cams}\n"
+			   "  - name: cam1\n"
+			   "    port: sensor0\n"
+			   "    match: {udp_dst_port: 5001}\n"
+			   "    frame: {packets: 4, payload_bytes: 1000}\n"
+			   "    ring: {shm: /cams}\n",
+		      1, "t.yaml:19:17: streams[1].ring.shm: frame ring /cams is stream cam0's already (line 10) "
+			 "(allowed: a ring.shm no other stream uses; its consumers would read the other stream's frames)");
+	expect_errors(BASE "streams:\n"
+			   "  - name: cam0\n"
+			   "    port: sensor0\n"
+			   "    match: {udp_dst_port: 5000}\n"
+			   "    frame: {packets: 4, payload_bytes: 1000}\n"
+			   "    ring: {shm: /gpuingest-cam1}\n"
+			   "  - name: cam1\n"
+			   "    port: sensor0\n"
+			   "    match: {udp_dst_port: 5001}\n"
+			   "    frame: {packets: 4, payload_bytes: 1000}\n",
+		      1, "t.yaml:15:11: streams[1].name: frame ring /gpuingest-cam1 is stream cam0's already (line 10) "
+			 "(allowed: a ring.shm no other stream uses; its consumers would read the other stream's frames)");
+}
+
+/* one device, one port: a vdev by its name, a PCI function by its address (and devargs) */
+static void test_duplicate_device(void **state)
+{
+	(void)state;
+	expect_errors(BASE "  - name: sensor1\n"
+			   "    device: net_null0,size=64\n"
+			   "    rx_queues: [{lcore: 2, mempool: pool0}]\n",
+		      1, "t.yaml:10:13: ports[1].device: 'net_null0,size=64' is port sensor0's device already (line 5) "
+			 "(allowed: a device no other port names; one port takes all of a device's rx queues)");
+	expect_errors(BASE_POOL "ports:\n"
+				"  - {name: a, device: '0000:03:00.0', rx_queues: [{lcore: 1, mempool: pool0}]}\n"
+				"  - {name: b, device: '03:00.0', rx_queues: [{lcore: 2, mempool: pool0}]}\n",
+		      1, "t.yaml:5:23: ports[1].device: '03:00.0' is port a's device already (line 4) "
+			 "(allowed: a device no other port names; one port takes all of a device's rx queues)");
+	/* not the same: another vdev of the driver, another function, a representor (devargs) */
+	expect_ok(BASE "  - name: sensor1\n"
+		       "    device: net_null1\n"
+		       "    rx_queues: [{lcore: 2, mempool: pool0}]\n");
+	gi_config_free(cfg);
+	expect_ok(BASE_POOL "ports:\n"
+			    "  - {name: a, device: '0000:03:00.0', rx_queues: [{lcore: 1, mempool: pool0}]}\n"
+			    "  - {name: b, device: '0000:03:00.1', rx_queues: [{lcore: 2, mempool: pool0}]}\n"
+			    "  - {name: c, device: '0000:03:00.0', devargs: 'representor=vf0', "
+			    "rx_queues: [{lcore: 3, mempool: pool0}]}\n");
+	gi_config_free(cfg);
+}
+
+/* an lcore polls at most 16 queues, of any ports; a port may have up to 128 */
+static void test_queues_per_lcore(void **state)
+{
+	(void)state;
+	char yaml[8192];
+	size_t n = (size_t)snprintf(yaml, sizeof(yaml), BASE_POOL "ports:\n  - name: p0\n    device: net_null0\n"
+								 "    rx_queues:\n");
+	for (int q = 0; q < 17; q++)
+		n += (size_t)snprintf(yaml + n, sizeof(yaml) - n, "      - {lcore: 1, mempool: pool0}\n");
+	expect_errors(yaml, 1, "t.yaml:23:17: ports[0].rx_queues[16].lcore: lcore 1 polls 16 rx queues before this one "
+			       "(allowed: at most 16 queues per lcore, of any ports; give this queue another lcore)");
+	/* 128 queues of one port, 16 to an lcore */
+	n = (size_t)snprintf(yaml, sizeof(yaml), BASE_POOL "ports:\n  - name: p0\n    device: net_null0\n"
+							  "    rx_queues:\n");
+	for (int q = 0; q < 128; q++)
+		n += (size_t)snprintf(yaml + n, sizeof(yaml) - n, "      - {lcore: %d, mempool: pool0}\n", 1 + q / 16);
+	expect_ok(yaml);
+	gi_config_free(cfg);
+}
+
 static void test_reorder_window(void **state)
 {
 	(void)state;
@@ -1208,6 +1286,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_eal_args_lcores),
 		cmocka_unit_test(test_lcores),
 		cmocka_unit_test(test_duplicate_udp_port),
+		cmocka_unit_test(test_duplicate_shm),
+		cmocka_unit_test(test_duplicate_device),
+		cmocka_unit_test(test_queues_per_lcore),
 		cmocka_unit_test(test_reorder_window),
 		cmocka_unit_test(test_bad_shm),
 		cmocka_unit_test(test_bad_listen),
