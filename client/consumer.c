@@ -58,6 +58,9 @@ struct gic_ring {
 	int fd;
 	size_t len;
 	struct gi_frame_ring_hdr *hdr;
+	/* the header as try_open() validated it: the geometry is read from here,
+	 * never again from the mapping, whose owner may rewrite it */
+	struct gi_frame_ring_hdr geo;
 	struct gi_frame_wake *wake;     /* RW mapping of the wake object, NULL: poll */
 	struct gi_cuda_drv drv;
 	uint64_t dev_base;              /* CUdeviceptr of the device ring, 0 for host rings */
@@ -216,13 +219,17 @@ static void open_wake(struct gic_ring *r, const struct gi_frame_ring_hdr *h)
 	close(fd);
 }
 
-/* The ring's tensor record: none, or a shape whose elements fill `bytes` at the slot's tensor offset. */
+/*
+ * The ring's tensor record: none, or a shape whose elements fill `bytes` at
+ * the slot's tensor offset.  A tensor is the frame's samples converted: at
+ * most 4 bytes out for each byte in (u8 or RAW10 to float32), 8 allowed.
+ */
 static bool tensor_ok(const struct gi_frame_tensor *t, uint32_t packets, uint32_t payload_bytes)
 {
 	if (t->dtype == GI_DT_NONE)
 		return t->bytes == 0;
 	if (t->dtype >= GI_DT__COUNT || t->ndim < 1 || t->ndim > GI_FRAME_TENSOR_DIMS ||
-	    t->off != gi_frame_tensor_off(packets, payload_bytes))
+	    t->off != gi_frame_tensor_off(packets, payload_bytes) || t->bytes > 8ull * packets * payload_bytes)
 		return false;
 	uint64_t n = gi_tensor_value_bytes(t->dtype) * (gi_tensor_dtype_complex(t->dtype) ? 2u : 1u);
 	for (uint32_t d = 0; d < t->ndim; d++)
@@ -299,8 +306,14 @@ static int try_open(struct gic_ring *r, const char *shm, const char *stream, cha
 			h.stream_name, stream);
 		return -ENOENT;
 	}
-	uint64_t need = h.payload_in_device ? gi_frame_mirror_bytes(h.n_slots, h.packets_per_frame)
-					    : gi_frame_ring_bytes_of(&h);
+	/* n_slots x slot_stride in 64 bits: a header whose product wraps would map less than its slots */
+	uint64_t need;
+	if (__builtin_mul_overflow((uint64_t)h.n_slots, h.slot_stride, &need) ||
+	    __builtin_add_overflow(need, GI_ALIGN_UP(sizeof(h), 4096), &need) || need > SIZE_MAX) {
+		set_err(err, err_len, "%s: inconsistent header (%u slots of %llu bytes)", shm, h.n_slots,
+			(unsigned long long)h.slot_stride);
+		return -EPROTO;
+	}
 	if ((uint64_t)sb.st_size < need) {
 		set_err(err, err_len, "%s: %lld bytes, its header needs %llu", shm, (long long)sb.st_size,
 			(unsigned long long)need);
@@ -314,6 +327,7 @@ static int try_open(struct gic_ring *r, const char *shm, const char *stream, cha
 		set_err(err, err_len, "%s: mmap of %zu bytes: %s", shm, r->len, strerror(e));
 		return -e;
 	}
+	r->geo = h;
 	r->bitmap = calloc(h.bitmap_words, sizeof(uint64_t));
 	if (!r->bitmap) {
 		set_err(err, err_len, "%s: out of memory", shm);
@@ -358,6 +372,13 @@ static void start_at(struct gic_ring *r, uint64_t f)
 	r->st.started = 1;
 }
 
+/* Frame `frame`'s slot, by the geometry validated at open. */
+static struct gi_frame_slot *slot_of(const struct gic_ring *r, uint64_t frame)
+{
+	return (struct gi_frame_slot *)((uint8_t *)r->hdr + GI_ALIGN_UP(sizeof(*r->hdr), 4096) +
+					(frame % r->geo.n_slots) * r->geo.slot_stride);
+}
+
 /*
  * The oldest frame a ring that is already running still holds: where a
  * consumer that opens it now starts.  Frames before it were gone before
@@ -370,15 +391,16 @@ static void start_at(struct gic_ring *r, uint64_t f)
  * whose slots already hold newer frames (open ones, up to the reorder
  * window ahead of next_frame).
  */
-static uint64_t oldest_held(struct gi_frame_ring_hdr *h, uint64_t *next_out)
+static uint64_t oldest_held(struct gic_ring *r, uint64_t *next_out)
 {
+	struct gi_frame_ring_hdr *h = r->hdr;
 	uint64_t first = GI_LOAD_RELAXED_U64(&h->first_frame);
 	uint64_t next = GI_LOAD_ACQUIRE_U64(&h->next_frame);
 	if (next_out)
 		*next_out = next;
-	uint64_t start = next > first && next - first >= h->n_slots ? next - h->n_slots + 1 : first;
+	uint64_t start = next > first && next - first >= r->geo.n_slots ? next - r->geo.n_slots + 1 : first;
 	for (uint64_t f = start; f < next; f++)
-		if (GI_LOAD_ACQUIRE_U64(&gi_frame_slot_at(h, f)->seq) > 2 * f + 2)
+		if (GI_LOAD_ACQUIRE_U64(&slot_of(r, f)->seq) > 2 * f + 2)
 			start = f + 1;
 	return start;
 }
@@ -447,7 +469,7 @@ int gic_open(struct gic_ring **out, const char *name, int timeout_ms, unsigned f
 	/* already running: start now, so that a frame published from here on
 	 * and lapped before it is read is this consumer's overrun */
 	if (__atomic_load_n(&r->hdr->started, __ATOMIC_ACQUIRE)) {
-		start_at(r, oldest_held(r->hdr, &r->open_next));
+		start_at(r, oldest_held(r, &r->open_next));
 		r->recheck_start = true;
 	}
 	r->next_name_check = now_ns() + NAME_CHECK_NS;
@@ -496,7 +518,7 @@ static void settle_start(struct gic_ring *r)
 	if (!r->recheck_start)
 		return;
 	r->recheck_start = false;
-	uint64_t start = oldest_held(r->hdr, NULL);
+	uint64_t start = oldest_held(r, NULL);
 	if (start > r->open_next)
 		start = r->open_next;
 	if (start > r->f)
@@ -561,8 +583,8 @@ static void count_state(struct gic_stats *s, uint32_t state, int64_t d)
 /* Read published frame r->f into *f under its seqlock: 1 done, 0 it moved on (counted). */
 static int read_frame(struct gic_ring *r, struct gic_frame *f)
 {
-	struct gi_frame_ring_hdr *h = r->hdr;
-	struct gi_frame_slot *s = gi_frame_slot_at(h, r->f);
+	const struct gi_frame_ring_hdr *g = &r->geo;
+	struct gi_frame_slot *s = slot_of(r, r->f);
 	uint64_t fr = r->f;
 	uint64_t seq = GI_LOAD_ACQUIRE_U64(&s->seq);
 
@@ -598,7 +620,7 @@ static int read_frame(struct gic_ring *r, struct gic_frame *f)
 	f->sender.crc = s->sender.crc;
 	f->sender.psn = s->sender.psn;
 	f->sender.crc_state = s->sender.crc_state;
-	memcpy(r->bitmap, gi_frame_bitmap(s), (size_t)h->bitmap_words * 8);
+	memcpy(r->bitmap, gi_frame_bitmap(s), (size_t)g->bitmap_words * 8);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (GI_LOAD_RELAXED_U64(&s->seq) != seq) {
 		r->st.overruns++; /* reused while we copied its header */
@@ -609,21 +631,21 @@ static int read_frame(struct gic_ring *r, struct gic_frame *f)
 		r->st.protocol_errors++;
 		return 0;
 	}
-	f->bytes = h->frame_bytes;
-	f->payload_bytes = h->payload_bytes;
-	f->bitmap_words = h->bitmap_words;
+	f->bytes = g->frame_bytes;
+	f->payload_bytes = g->payload_bytes;
+	f->bitmap_words = g->bitmap_words;
 	f->bitmap = r->bitmap;
 	if (r->dev_base)
-		f->dev_ptr = r->dev_base + gi_frame_dev_payload_off(h, fr);
+		f->dev_ptr = r->dev_base + gi_frame_dev_payload_off(g, fr);
 	else
-		f->data = gi_frame_payload(h, s);
+		f->data = (uint8_t *)s + g->payload_off;
 	if (r->info.tensor_dtype) {
 		f->tensor_dtype = (uint16_t)r->info.tensor_dtype;
 		f->tensor_ndim = (uint16_t)r->info.tensor_ndim;
 		if (r->dev_base)
-			f->tensor = r->dev_base + gi_frame_dev_tensor_off(h, fr);
+			f->tensor = r->dev_base + gi_frame_dev_tensor_off(g, fr);
 		else
-			f->tensor = (uint64_t)(uintptr_t)((const uint8_t *)s + h->tensor.off);
+			f->tensor = (uint64_t)(uintptr_t)((const uint8_t *)s + g->tensor.off);
 	}
 	f->seq_ = seq;
 	count_state(&r->st, f->state, 1);
@@ -648,9 +670,9 @@ int gic_next(struct gic_ring *r, struct gic_frame *f, int timeout_ms)
 		if (r->started) {
 			uint64_t next = GI_LOAD_ACQUIRE_U64(&h->next_frame);
 			if (r->f < next) {
-				if (next - r->f > h->n_slots) {
+				if (next - r->f > r->geo.n_slots) {
 					/* a whole ring behind: those slots hold newer frames */
-					uint64_t resume = next - h->n_slots + 1;
+					uint64_t resume = next - r->geo.n_slots + 1;
 					r->st.overruns += resume - r->f;
 					r->f = resume;
 				}
@@ -682,7 +704,7 @@ int gic_valid(struct gic_ring *r, struct gic_frame *f)
 {
 	if (f->flags_ & FRAME_OVERRUN)
 		return 0;
-	struct gi_frame_slot *s = gi_frame_slot_at(r->hdr, f->frame);
+	struct gi_frame_slot *s = slot_of(r, f->frame);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (GI_LOAD_RELAXED_U64(&s->seq) == f->seq_)
 		return 1;

@@ -189,6 +189,54 @@ static void test_open_errors(void **state)
 	assert_non_null(strstr(err, "magic"));
 	gi_frame_ring_publish_hdr(fx->h);
 	assert_null(r);
+	/* slots x stride past 64 bits: refused, not wrapped to a mapping smaller than its slots */
+	struct gi_frame_ring_hdr keep = *fx->h;
+	fx->h->packets_per_frame = GI_FRAME_MAX_PACKETS;
+	fx->h->payload_bytes = 0x80000000u;
+	fx->h->bitmap_words = gi_frame_bitmap_words(GI_FRAME_MAX_PACKETS);
+	fx->h->payload_off = gi_frame_payload_off(GI_FRAME_MAX_PACKETS);
+	fx->h->frame_bytes = (uint64_t)GI_FRAME_MAX_PACKETS * 0x80000000u;
+	fx->h->slot_stride = gi_frame_slot_stride(GI_FRAME_MAX_PACKETS, 0x80000000u);
+	fx->h->n_slots = 1u << 18;
+	assert_int_equal(gic_open(&r, fx->name, 0, 0, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "inconsistent header (262144 slots of"));
+	assert_null(r);
+	*fx->h = keep;
+}
+
+/*
+ * The header's geometry is read once, as validated at open: an owner that
+ * rewrites it afterwards (the object is the daemon's, or whoever made it
+ * first) cannot make the library read or copy past its buffers or mapping.
+ */
+static void test_header_rewritten_after_open(void **state)
+{
+	struct ring_fixture *fx = *state;
+	struct gic_frame f;
+	static uint8_t buf[PACKETS * PAYLOAD];
+
+	open_ok(fx, 0);
+	publish_slot(fx->h, 0, GI_FRAME_COMPLETE, PACKETS);
+	publish_slot(fx->h, 1, GI_FRAME_COMPLETE, PACKETS);
+	advance(fx, 0, 2);
+	struct gi_frame_ring_hdr keep = *fx->h;
+	fx->h->bitmap_words = 4096;
+	fx->h->frame_bytes = 1ull << 40;
+	fx->h->n_slots = 1;
+	fx->h->slot_stride = 1ull << 40;
+	fx->h->payload_off = 1ull << 40;
+	for (uint64_t k = 0; k < 2; k++) {
+		assert_int_equal(gic_next(fx->r, &f, 0), GIC_OK);
+		assert_int_equal(f.frame, k);
+		assert_int_equal(f.bytes, 69 * PAYLOAD + 10);
+		assert_int_equal(f.bitmap_words, gi_frame_bitmap_words(PACKETS));
+		assert_int_equal(gic_valid(fx->r, &f), 1);
+		assert_int_equal(gic_copy(fx->r, &f, buf, sizeof(buf)), GIC_OK);
+		assert_int_equal(buf[0], k);
+		assert_int_equal(buf[69 * PAYLOAD + 9], k);
+	}
+	*fx->h = keep;
+	stats_identity(fx->r);
 }
 
 /* A stream name opens /gpuingest-NAME and must be that stream's ring. */
@@ -724,6 +772,16 @@ static void test_tensor_fields(void **state)
 	h->tensor.bytes = 100;
 	assert_int_equal(gic_open(&r, name, 0, 0, err, sizeof(err)), -EPROTO);
 	assert_non_null(strstr(err, "inconsistent tensor record"));
+	/* a shape whose bytes fill 64 bits: more than the frame's samples can convert to (the slot size would wrap) */
+	h->tensor.dtype = GI_DT_U8;
+	h->tensor.ndim = 3;
+	h->tensor.shape[0] = 1882718194u;
+	h->tensor.shape[1] = 134218241u;
+	h->tensor.shape[2] = 73u;
+	h->tensor.bytes = 1882718194ull * 134218241ull * 73ull;
+	h->slot_stride = gi_frame_slot_stride_t(40, 64, h->tensor.bytes);
+	assert_int_equal(gic_open(&r, name, 0, 0, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "inconsistent tensor record"));
 	gi_shm_destroy(&shm, 1);
 }
 
@@ -732,6 +790,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 		cmocka_unit_test(test_open_by_stream_name),
+		cmocka_unit_test_setup_teardown(test_header_rewritten_after_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_next_and_metadata, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overrun_while_reading, setup, teardown),
