@@ -91,7 +91,8 @@ static int snapshot_locked(const struct gi_daemon *d, struct gi_stats_snap *st)
 	s->version = GI_VERSION;
 	s->dpdk_version = GI_DPDK_VERSION;
 	s->backend = d->backend ? d->backend : "none";
-	s->up = 1;
+	/* 0 from the stop request on: the rx lcores are draining, then gone (main.c, stop_data_path) */
+	s->up = !__atomic_load_n(&d->quit, __ATOMIC_ACQUIRE);
 	s->uptime_seconds = (double)(gi_now_ns() - d->start_ns) / 1e9;
 
 	for (uint32_t p = 0; p < d->n_ports; p++) {

@@ -12,9 +12,9 @@
 #      ends it within executor.shutdown_timeout_ms (1000) + slack (< 4 s,
 #      the default would take 5), with the "did not drain" error and exit
 #      status 4.  Abstract socket ('@name').
-#   3. Same stall, default shutdown_timeout_ms (5000), no NOTIFY_SOCKET: a
-#      second SIGTERM during the drain exits at once (< 1 s) with status 5,
-#      frame rings unlinked.
+#   3. Same stall, default shutdown_timeout_ms (5000), no NOTIFY_SOCKET:
+#      during the drain the metrics page says gpuingest_up 0; a second
+#      SIGTERM exits at once (< 1 s) with status 5, frame rings unlinked.
 source "$(dirname "$0")/lib.sh"
 need_root
 # timing assertions (ping gaps, exit within 1 s): ThreadSanitizer slows the
@@ -191,9 +191,12 @@ export GI_TEST_STALL_EXECUTOR_AFTER_MS=300
 start_daemon "$T/null.yaml" # no NOTIFY_SOCKET: nothing is sent, nothing breaks
 unset GI_TEST_STALL_EXECUTOR_AFTER_MS
 sleep 1
+metrics_has '^gpuingest_up 1$' || fail "gpuingest_up is not 1 before the stop"
 kill -TERM "$DAEMON_PID"
 sleep 0.5
 kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$T/daemon.log" >&2; fail "the first SIGTERM did not drain (5 s)"; }
+# the page is still served while the data path drains, and says it is going down
+metrics_has '^gpuingest_up 0$' || fail "gpuingest_up is not 0 while the daemon drains after SIGTERM"
 t0=$(now)
 kill -TERM "$DAEMON_PID"
 rc=0
