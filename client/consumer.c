@@ -8,7 +8,13 @@
  *
  * The ring is mapped read-only; the only word this library ever writes is
  * its count in the ring's wake object, around a sleep (the daemon's wake
- * socket hands the object over: kernels/frame.h).
+ * socket hands the object over: kernels/frame.h).  Whoever made the object
+ * may rewrite it at any time: the header is validated once, from a copy,
+ * and its geometry read from that copy only (struct gic_ring's geo).
+ *
+ * About 820 lines, kept whole on purpose: the opening checks and every
+ * reader of the geometry they validated are one trust boundary, read in
+ * one place; the library exports gic_* only.
  */
 #include <errno.h>
 #include <fcntl.h>
