@@ -346,6 +346,22 @@ GI_HD static GI_INLINE int gi_seq_locate(struct gi_stream_rt *st, const struct g
 		*drop = GI_DROP_MALFORMED_GEOMETRY;
 		return GI_SEQ_DONE;
 	}
+	/* A packet that names its own place (a frame number, and an index or an
+	 * offset) is checked against it before gi_stream_locate(): a malformed
+	 * one must not move the stream (a resync that closes every open frame,
+	 * the maxima that the next good packet is measured from).  A place
+	 * from the sequence number depends on the stream: checked below. */
+	if (pi->has_frame) {
+		uint32_t i = pi->has_offset ? (uint32_t)gi_div_q(&st->div_payload, pi->byte_off) : pi->pkt_index;
+		if (i >= st->packets || (pi->meta && i + 1 < st->data_packets)) {
+			*drop = GI_DROP_MALFORMED_INDEX;
+			return GI_SEQ_DONE;
+		}
+		if (pi->payload_len != gi_stream_pkt_bytes(st, i)) {
+			*drop = GI_DROP_MALFORMED_LENGTH;
+			return GI_SEQ_DONE;
+		}
+	}
 	if (gi_stream_locate(st, pi, now, frame, index)) {
 		GI_COUNTER_ADD(&st->c.late, 1);
 		return GI_SEQ_DONE;

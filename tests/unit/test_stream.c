@@ -545,6 +545,58 @@ static void test_resync_on_restart(void **state)
 	assert_int_equal(accounted(f), f->fed);
 }
 
+/* Queue packet `idx` of `frame` on stream 0 with a payload of `len` bytes. */
+static void queue_sized(struct exec_fixture *f, uint32_t frame, uint16_t idx, uint32_t seq, uint16_t len)
+{
+	uint8_t tmp[TP_MAX];
+	struct tp_opts o = { .udp_dst = 5000, .vlan = -1 };
+	struct gi_udp_seq h = { .stream_id = 10, .packets_per_frame = PPF, .seq = seq, .frame = frame,
+				.pkt_index = idx, .payload_len = len, .timestamp_ns = 7 };
+	queue_raw(f, tmp, tp_build(tmp, &o, &h));
+}
+
+/*
+ * A malformed packet far ahead (a frame number past resync_frames, and a
+ * bad index or length) is dropped for what it is, and nothing else: no
+ * resync that would close the open frames, no move of the maxima that the
+ * next good packet is measured from (it was a resync, then a second one
+ * back, and 8 packets lost).  Frames of 4 packets, the last 32 bytes, so a
+ * 32-byte payload passes the geometry check and only its index is wrong.
+ */
+static void test_malformed_does_not_resync(void **state)
+{
+	(void)state;
+	struct exf_conf c = conf;
+	c.n_streams = 1;
+	c.last = PAYLOAD / 2;
+	c.window = 3;
+	struct exec_fixture *f = exf_new(&c);
+	struct gi_stream_rt *st = &f->st[0];
+	st->fp.resync_frames = 100;
+	uint32_t seq = 0;
+	for (uint32_t fr = 0; fr < 3; fr++)
+		for (uint16_t p = 0; p < PPF; p++)
+			if (fr != 2 || p != PPF - 1)
+				queue_sized(f, fr, p, seq++, p == PPF - 1 ? PAYLOAD / 2 : PAYLOAD);
+	queue_sized(f, 5000, 0, seq++, PAYLOAD / 2); /* the last packet's length at index 0 */
+	queue_sized(f, 6000, PPF, seq++, PAYLOAD);   /* an index past the frame */
+	queue_sized(f, 2, PPF - 1, seq++, PAYLOAD / 2);
+	for (uint32_t fr = 3; fr < 6; fr++)
+		for (uint16_t p = 0; p < PPF; p++)
+			queue_sized(f, fr, p, seq++, p == PPF - 1 ? PAYLOAD / 2 : PAYLOAD);
+	flush_batch(f);
+	exf_flush(f, 0, f->now);
+	assert_int_equal(f->ctr.drops[GI_DROP_MALFORMED_LENGTH], 1);
+	assert_int_equal(f->ctr.drops[GI_DROP_MALFORMED_INDEX], 1);
+	assert_int_equal(st->c.resyncs, 0);
+	assert_int_equal(st->c.lost, 0);
+	assert_int_equal(st->c.late, 0);
+	assert_int_equal(st->c.frames[GI_FRAMES_COMPLETE], 6);
+	assert_int_equal(st->ring->next_frame, 6);
+	assert_int_equal(accounted(f), f->fed);
+	exf_free(f);
+}
+
 /*
  * Frames derived from a narrow sequence counter (no frame number on the
  * wire), as VITA 49's 4-bit packet count: wraparound every 16 packets is
@@ -604,6 +656,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mirror_matches_ring, setup, teardown),
 		cmocka_unit_test(test_mirror_copy_whole_slot),
 		cmocka_unit_test_setup_teardown(test_resync_on_restart, setup, teardown),
+		cmocka_unit_test(test_malformed_does_not_resync),
 		cmocka_unit_test(test_derived_frames_narrow_counter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
