@@ -35,9 +35,13 @@
  * counted when a frame becomes final: expected - received of each published
  * frame plus packets_per_frame for every frame skipped without a single
  * packet, so for a sender whose first and last packets arrive (the first
- * one first, or within reorder_window - 1 frames of the first arrival),
- * unique sent == placed + lost holds exactly.  Packets of frames below the
- * window at start-up cannot be told from stale ones and count as late.
+ * one first, or, where the sender numbers its frames, within
+ * reorder_window - 1 frames of the first arrival), unique sent == placed +
+ * lost holds exactly.  Packets of frames below the window at start-up
+ * cannot be told from stale ones and count as late.  A stream placed by its
+ * sequence number alone (rocev2, vita49, custom without a frame field)
+ * numbers its first epoch's frames from 0, so its window opens at the first
+ * arrival: a packet reordered ahead of it counts as late.
  */
 #ifndef GI_STREAM_H
 #define GI_STREAM_H
