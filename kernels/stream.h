@@ -132,6 +132,11 @@ struct gi_stream_rt {
 	uint64_t raw_max;         /* newest sender frame number, extended */
 	uint64_t raw_origin;
 	uint64_t seq_origin;
+	/* the epoch before the last resync (epochs > 1): its newest numbers, so
+	 * that a packet of it reordered behind the restart is late, not another
+	 * restart (gi_stream_locate) */
+	uint64_t prev_raw_max;
+	uint64_t prev_seq_max;
 
 	/*
 	 * Deferred visibility (phased executor): while `defer` is set, frames

@@ -172,6 +172,8 @@ GI_HD static inline void gi_stream_flush(struct gi_stream_rt *st, uint64_t now)
  */
 GI_HD static inline void gi_stream_resync(struct gi_stream_rt *st, uint64_t now)
 {
+	st->prev_raw_max = st->raw_max;
+	st->prev_seq_max = st->seq_max;
 	gi_stream_flush(st, now);
 	GI_COUNTER_ADD(&st->c.resyncs, 1);
 	st->started = 0;
@@ -213,8 +215,18 @@ GI_HD static GI_INLINE int gi_stream_locate(struct gi_stream_rt *st, const struc
 		uint64_t limit = fp->resync_frames * (pi->has_frame ? 1 : st->packets);
 		if (pi->has_frame)
 			jump = gi_extend_delta(st->raw_max, pi->frame, fp->frame_bits);
-		if (limit && gi_abs_u64(jump) > limit)
+		if (limit && gi_abs_u64(jump) > limit) {
+			/* A packet of the epoch before the last restart, reordered behind
+			 * it: at or below that epoch's newest number, within the limit,
+			 * while this epoch is younger than its window (later, such a
+			 * packet is another restart).  Its frame was flushed: late. */
+			int64_t back = pi->has_frame ? gi_extend_delta(st->prev_raw_max, pi->frame, fp->frame_bits)
+						     : gi_extend_delta(st->prev_seq_max, pi->seq, fp->seq_bits);
+			if (st->epochs > 1 && back <= 0 && gi_abs_u64(back) <= limit &&
+			    st->max_frame < st->frame_base + st->window)
+				return 1;
 			gi_stream_resync(st, now);
+		}
 	}
 	if (!st->started) {
 		/* a new epoch.  The first one numbers ring frames as the sender does;

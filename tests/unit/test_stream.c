@@ -545,6 +545,45 @@ static void test_resync_on_restart(void **state)
 	assert_int_equal(accounted(f), f->fed);
 }
 
+/*
+ * A packet of the old epoch reordered behind a sender restart: late (its
+ * frame was flushed at the restart), not a second restart back to the old
+ * numbers and a third forward again, each flushing the frame just opened
+ * (it was 3 resyncs, 8 packets lost, the new frame 0 split in two).
+ */
+static void test_restart_with_straggler(void **state)
+{
+	struct exec_fixture *f = *state;
+	struct gi_stream_rt *st = &f->st[0];
+	st->fp.resync_frames = 100;
+	uint32_t seq = 0;
+	for (uint32_t fr = 1000; fr < 1010; fr++)
+		for (uint16_t p = 0; p < PPF; p++)
+			if (fr != 1009 || p != PPF - 1)
+				queue_pkt(f, 0, fr, p, seq++);
+	uint32_t held = seq++;
+	/* the restart, with the old epoch's last packet behind its first */
+	uint32_t s2 = 0;
+	queue_pkt(f, 0, 0, 0, s2++);
+	queue_pkt(f, 0, 1009, PPF - 1, held);
+	for (uint32_t fr = 0; fr < 10; fr++)
+		for (uint16_t p = fr ? 0 : 1; p < PPF; p++)
+			queue_pkt(f, 0, fr, p, s2++);
+	flush_batch(f);
+	exf_flush(f, 0, f->now);
+	assert_int_equal(st->c.resyncs, 1);
+	assert_int_equal(st->c.late, 1);
+	assert_int_equal(st->c.lost, 1); /* frame 1009's last packet, which came after its frame was final */
+	assert_int_equal(st->c.frames[GI_FRAMES_COMPLETE], 19);
+	assert_int_equal(st->c.frames[GI_FRAMES_PARTIAL], 1);
+	assert_int_equal(accounted(f), f->fed);
+	/* much later, the same old numbers are a restart again */
+	queue_pkt(f, 0, 1005, 0, 5000);
+	flush_batch(f);
+	assert_int_equal(st->c.resyncs, 2);
+	assert_int_equal(accounted(f), f->fed);
+}
+
 /* Queue packet `idx` of `frame` on stream 0 with a payload of `len` bytes. */
 static void queue_sized(struct exec_fixture *f, uint32_t frame, uint16_t idx, uint32_t seq, uint16_t len)
 {
@@ -657,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_mirror_copy_whole_slot),
 		cmocka_unit_test_setup_teardown(test_resync_on_restart, setup, teardown),
 		cmocka_unit_test(test_malformed_does_not_resync),
+		cmocka_unit_test_setup_teardown(test_restart_with_straggler, setup, teardown),
 		cmocka_unit_test(test_derived_frames_narrow_counter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
