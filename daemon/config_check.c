@@ -163,19 +163,19 @@ static void check_mprq(struct gi_ctx *c, const struct gi_config *cfg, uint32_t p
  * Two ports of one device: EAL probes a device once, so the second port
  * would configure the first one's queues again and fail with "Device or
  * resource busy".  A vdev is its name (before the first comma); a PCI
- * function is its address (domain 0000 if left out) and devargs, as mlx5
- * representors of one function differ in devargs alone.
+ * function is its address, domain 0000 if left out, whatever its devargs
+ * (the daemon finds a port by its address: pmd_glue/port.c, gi_port_find).
  */
 static bool same_device(const struct gi_cfg_port *a, const struct gi_cfg_port *b)
 {
 	if (a->is_pci != b->is_pci)
 		return false;
 	if (a->is_pci) {
+		const char *da = strlen(a->device) == 7 ? "0000:" : a->device;
+		const char *db = strlen(b->device) == 7 ? "0000:" : b->device;
 		const char *x = a->device + (strlen(a->device) == 7 ? 0 : 5);
 		const char *y = b->device + (strlen(b->device) == 7 ? 0 : 5);
-		bool dom = strlen(a->device) == 7 || strlen(b->device) == 7 ||
-			   strncasecmp(a->device, b->device, 5) == 0;
-		return dom && strcasecmp(x, y) == 0 && strcmp(a->devargs, b->devargs) == 0;
+		return strncasecmp(da, db, 5) == 0 && strcasecmp(x, y) == 0;
 	}
 	size_t n = strcspn(a->device, ",");
 	return n == strcspn(b->device, ",") && strncmp(a->device, b->device, n) == 0;

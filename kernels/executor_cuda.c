@@ -755,6 +755,8 @@ static int gi_cuda_copy_back(struct gi_cuda_exec *c)
 		h->raw_max = ds[s].raw_max;
 		h->raw_origin = ds[s].raw_origin;
 		h->seq_origin = ds[s].seq_origin;
+		h->prev_raw_max = ds[s].prev_raw_max;
+		h->prev_seq_max = ds[s].prev_seq_max;
 		h->vis_next = ds[s].vis_next;
 		h->packets = ds[s].packets; /* rocev2.frame_end auto: what the epoch learned (gi_stream_learn_end) */
 		h->end_unknown = ds[s].end_unknown;

@@ -198,8 +198,11 @@ GI_HD static inline uint64_t gi_abs_u64(int64_t v)
 
 /*
  * Where packet `pi` goes: the ring frame number and the packet's index in
- * it.  Returns 0, or 1 when the packet is late (its frame is final), or 2
- * when the stream was resynchronised and this packet starts the new epoch.
+ * it.  Returns 0 (after a resync, if the packet started a new epoch), or 1
+ * when the packet is late (its frame is final, or it is a straggler of the
+ * epoch before a restart), or 3 when, placed by its sequence number, it
+ * would start a new epoch but cannot be a frame's first packet (the stream
+ * is unchanged: gi_seq_locate drops it as malformed).
  * Distances are 64-bit and wrap like the counters they come from (a
  * hostile sender of a 64-bit counter reaches any of them): the arithmetic
  * is unsigned where a signed form could overflow.
@@ -217,14 +220,22 @@ GI_HD static GI_INLINE int gi_stream_locate(struct gi_stream_rt *st, const struc
 			jump = gi_extend_delta(st->raw_max, pi->frame, fp->frame_bits);
 		if (limit && gi_abs_u64(jump) > limit) {
 			/* A packet of the epoch before the last restart, reordered behind
-			 * it: at or below that epoch's newest number, within the limit,
-			 * while this epoch is younger than its window (later, such a
-			 * packet is another restart).  Its frame was flushed: late. */
+			 * it: near that epoch's newest number (at most a window above it:
+			 * its last packets, not yet seen; within the limit below), while
+			 * this epoch is younger than its window (later, such a packet is
+			 * another restart).  Its frame was flushed, or never opened: late. */
 			int64_t back = pi->has_frame ? gi_extend_delta(st->prev_raw_max, pi->frame, fp->frame_bits)
 						     : gi_extend_delta(st->prev_seq_max, pi->seq, fp->seq_bits);
-			if (st->epochs > 1 && back <= 0 && gi_abs_u64(back) <= limit &&
+			uint64_t above = (uint64_t)st->window * (pi->has_frame ? 1 : st->packets);
+			if (st->epochs > 1 && (back <= 0 ? gi_abs_u64(back) <= limit : (uint64_t)back <= above) &&
 			    st->max_frame < st->frame_base + st->window)
 				return 1;
+			/* placed by its sequence number, it would be the new epoch's first
+			 * packet, index 0: one that cannot be is malformed, and must not
+			 * end this epoch (gi_seq_locate checks the rest after) */
+			if (!pi->has_frame && !pi->has_offset &&
+			    (pi->payload_len != gi_stream_pkt_bytes(st, 0) || (pi->meta && st->data_packets > 1)))
+				return 3;
 			gi_stream_resync(st, now);
 		}
 	}
@@ -374,7 +385,12 @@ GI_HD static GI_INLINE int gi_seq_locate(struct gi_stream_rt *st, const struct g
 			return GI_SEQ_DONE;
 		}
 	}
-	if (gi_stream_locate(st, pi, now, frame, index)) {
+	int where = gi_stream_locate(st, pi, now, frame, index);
+	if (where == 3) {
+		*drop = pi->payload_len != gi_stream_pkt_bytes(st, 0) ? GI_DROP_MALFORMED_LENGTH : GI_DROP_MALFORMED_INDEX;
+		return GI_SEQ_DONE;
+	}
+	if (where) {
 		GI_COUNTER_ADD(&st->c.late, 1);
 		return GI_SEQ_DONE;
 	}

@@ -208,6 +208,7 @@ static inline void exf_twin_check(const struct exec_fixture *f, const char *afte
 		    a->next_pub != b->next_pub || a->max_frame != b->max_frame || a->min_frame != b->min_frame ||
 		    a->seq_max != b->seq_max || a->started != b->started || a->epochs != b->epochs ||
 		    a->frame_base != b->frame_base || a->raw_max != b->raw_max || a->defer || b->defer ||
+		    a->prev_raw_max != b->prev_raw_max || a->prev_seq_max != b->prev_seq_max ||
 		    /* what a frame_end auto epoch learned */
 		    a->packets != b->packets || a->end_unknown != b->end_unknown) {
 			fprintf(stderr, "phased != serial after %s: stream %d state (packets %llu/%llu lost %llu/%llu dup "

@@ -618,16 +618,22 @@ static void test_duplicate_device(void **state)
 				"  - {name: b, device: '03:00.0', rx_queues: [{lcore: 2, mempool: pool0}]}\n",
 		      1, "t.yaml:5:23: ports[1].device: '03:00.0' is port a's device already (line 4) "
 			 "(allowed: a device no other port names; one port takes all of a device's rx queues)");
-	/* not the same: another vdev of the driver, another function, a representor (devargs) */
+	/* other devargs do not make another device: the daemon finds a port by its address */
+	expect_errors(BASE_POOL "ports:\n"
+				"  - {name: a, device: '0000:AF:00.0', rx_queues: [{lcore: 1, mempool: pool0}]}\n"
+				"  - {name: b, device: '0000:af:00.0', devargs: 'txq_inline_max=0', "
+				"rx_queues: [{lcore: 2, mempool: pool0}]}\n",
+		      1, "t.yaml:5:23: ports[1].device: '0000:af:00.0' is port a's device already (line 4) "
+			 "(allowed: a device no other port names; one port takes all of a device's rx queues)");
+	/* not the same: another vdev of the driver, another function, another PCI domain */
 	expect_ok(BASE "  - name: sensor1\n"
 		       "    device: net_null1\n"
 		       "    rx_queues: [{lcore: 2, mempool: pool0}]\n");
 	gi_config_free(cfg);
 	expect_ok(BASE_POOL "ports:\n"
-			    "  - {name: a, device: '0000:03:00.0', rx_queues: [{lcore: 1, mempool: pool0}]}\n"
+			    "  - {name: a, device: '03:00.0', rx_queues: [{lcore: 1, mempool: pool0}]}\n"
 			    "  - {name: b, device: '0000:03:00.1', rx_queues: [{lcore: 2, mempool: pool0}]}\n"
-			    "  - {name: c, device: '0000:03:00.0', devargs: 'representor=vf0', "
-			    "rx_queues: [{lcore: 3, mempool: pool0}]}\n");
+			    "  - {name: c, device: '0001:03:00.0', rx_queues: [{lcore: 3, mempool: pool0}]}\n");
 	gi_config_free(cfg);
 }
 

@@ -679,6 +679,89 @@ static void test_derived_frames_narrow_counter(void **state)
 	}
 }
 
+/*
+ * The same for a stream placed by its sequence number (VITA 49's, 24 bits
+ * here), where the packet behind the restart is the old epoch's last one:
+ * one above the newest it saw, not a restart back and another forward.
+ */
+static void test_restart_with_straggler_by_seq(void **state)
+{
+	(void)state;
+	struct gi_stream_rt st;
+	uint64_t bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
+	uint8_t *mem = aligned_alloc(4096, bytes);
+	memset(mem, 0, bytes);
+	memset(&st, 0, sizeof(st));
+	gi_frame_ring_init((struct gi_frame_ring_hdr *)mem, SLOTS, PPF, PAYLOAD, 0, GI_FORMAT_VITA49, 0, "v", 1);
+	st.ring = (struct gi_frame_ring_hdr *)mem;
+	st.packets = st.data_packets = PPF;
+	st.payload_bytes = st.last_bytes = PAYLOAD;
+	st.window = WINDOW;
+	gi_format_params_init(&st.fp, GI_FORMAT_VITA49);
+	st.fp.seq_bits = 24;
+	st.fp.resync_frames = 10;
+	uint64_t frame = 0;
+	uint32_t index = 0;
+	struct gi_pkt_info pi = { .payload_len = PAYLOAD };
+	for (pi.seq = 1000; pi.seq < 1000 + 10 * PPF - 1; pi.seq++)
+		assert_int_equal(gi_stream_locate(&st, &pi, 1, &frame, &index), 0);
+	pi.seq = 500000; /* the restart */
+	assert_int_equal(gi_stream_locate(&st, &pi, 1, &frame, &index), 0);
+	assert_int_equal(st.c.resyncs, 1);
+	uint64_t first = frame;
+	pi.seq = 1000 + 10 * PPF - 1; /* the old epoch's last packet, behind it */
+	assert_int_equal(gi_stream_locate(&st, &pi, 1, &frame, &index), 1);
+	for (pi.seq = 500001; pi.seq < 500000 + 3 * PPF; pi.seq++) {
+		assert_int_equal(gi_stream_locate(&st, &pi, 1, &frame, &index), 0);
+		assert_true(frame == first + (pi.seq - 500000) / PPF);
+	}
+	assert_int_equal(st.c.resyncs, 1);
+	free(mem);
+}
+
+/* A stream placed by its sequence number: a packet far ahead with the last packet's length cannot start a frame. */
+static void test_malformed_by_seq_does_not_resync(void **state)
+{
+	(void)state;
+	struct gi_stream_rt st;
+	uint64_t bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
+	uint8_t *mem = aligned_alloc(4096, bytes);
+	memset(mem, 0, bytes);
+	memset(&st, 0, sizeof(st));
+	gi_frame_ring_init((struct gi_frame_ring_hdr *)mem, SLOTS, PPF, PAYLOAD, (PPF - 1) * PAYLOAD + PAYLOAD / 2,
+			   GI_FORMAT_VITA49, 0, "v", 1);
+	st.ring = (struct gi_frame_ring_hdr *)mem;
+	st.packets = st.data_packets = PPF;
+	st.payload_bytes = PAYLOAD;
+	st.last_bytes = PAYLOAD / 2;
+	st.window = WINDOW;
+	gi_format_params_init(&st.fp, GI_FORMAT_VITA49);
+	st.fp.seq_bits = 24;
+	st.fp.resync_frames = 100;
+	uint64_t frame = 0;
+	uint32_t index = 0, drop;
+	struct gi_pkt_info pi = { 0 };
+	for (pi.seq = 0; pi.seq < 10; pi.seq++) {
+		pi.payload_len = pi.seq % PPF == PPF - 1 ? PAYLOAD / 2 : PAYLOAD;
+		assert_int_equal(gi_seq_locate(&st, &pi, 1, &frame, &index, &drop), GI_SEQ_PLACE);
+	}
+	struct gi_pkt_info bad = { .seq = 3000000, .payload_len = PAYLOAD / 2 };
+	assert_int_equal(gi_seq_locate(&st, &bad, 1, &frame, &index, &drop), GI_SEQ_DONE);
+	assert_int_equal(drop, GI_DROP_MALFORMED_LENGTH);
+	pi.payload_len = PAYLOAD;
+	assert_int_equal(gi_seq_locate(&st, &pi, 1, &frame, &index, &drop), GI_SEQ_PLACE);
+	assert_true(frame == 10 / PPF);
+	assert_int_equal(index, 10 % PPF);
+	assert_int_equal(st.c.resyncs, 0);
+	assert_int_equal(st.c.late, 0);
+	/* a real restart (a first packet of full length) still resyncs */
+	bad.payload_len = PAYLOAD;
+	assert_int_equal(gi_seq_locate(&st, &bad, 1, &frame, &index, &drop), GI_SEQ_PLACE);
+	assert_int_equal(st.c.resyncs, 1);
+	assert_int_equal(index, 0);
+	free(mem);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -698,6 +781,8 @@ int main(void)
 		cmocka_unit_test(test_malformed_does_not_resync),
 		cmocka_unit_test_setup_teardown(test_restart_with_straggler, setup, teardown),
 		cmocka_unit_test(test_derived_frames_narrow_counter),
+		cmocka_unit_test(test_restart_with_straggler_by_seq),
+		cmocka_unit_test(test_malformed_by_seq_does_not_resync),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
