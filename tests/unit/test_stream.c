@@ -637,6 +637,29 @@ static void test_malformed_does_not_resync(void **state)
 }
 
 /*
+ * A VITA 49 stream alone, driven by gi_stream_locate()/gi_seq_locate()
+ * directly: its frames placed by a `seq_bits` sequence number, the last
+ * packet `last` bytes.  Returns the ring's memory, for free().
+ */
+static uint8_t *seq_stream(struct gi_stream_rt *st, uint32_t seq_bits, uint32_t last)
+{
+	uint64_t bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
+	uint8_t *mem = aligned_alloc(4096, bytes);
+	memset(mem, 0, bytes);
+	memset(st, 0, sizeof(*st));
+	gi_frame_ring_init((struct gi_frame_ring_hdr *)mem, SLOTS, PPF, PAYLOAD,
+			   last == PAYLOAD ? 0 : (PPF - 1) * PAYLOAD + last, GI_FORMAT_VITA49, 0, "v", 1);
+	st->ring = (struct gi_frame_ring_hdr *)mem;
+	st->packets = st->data_packets = PPF;
+	st->payload_bytes = PAYLOAD;
+	st->last_bytes = last;
+	st->window = WINDOW;
+	gi_format_params_init(&st->fp, GI_FORMAT_VITA49);
+	st->fp.seq_bits = seq_bits;
+	return mem;
+}
+
+/*
  * Frames derived from a narrow sequence counter (no frame number on the
  * wire), as VITA 49's 4-bit packet count: wraparound every 16 packets is
  * followed, losses below half the counter range are located exactly.
@@ -647,19 +670,7 @@ static void test_derived_frames_narrow_counter(void **state)
 	static const uint32_t widths[] = { 4, 16, 24 };
 	for (unsigned w = 0; w < 3; w++) {
 		struct gi_stream_rt st;
-		uint64_t bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
-		uint8_t *mem = aligned_alloc(4096, bytes);
-		memset(mem, 0, bytes);
-		memset(&st, 0, sizeof(st));
-		gi_frame_ring_init((struct gi_frame_ring_hdr *)mem, SLOTS, PPF, PAYLOAD, 0, GI_FORMAT_VITA49, 0, "v", 1);
-		st.ring = (struct gi_frame_ring_hdr *)mem;
-		st.packets = PPF;
-		st.payload_bytes = PAYLOAD;
-		st.last_bytes = PAYLOAD;
-		st.data_packets = PPF;
-		st.window = WINDOW;
-		gi_format_params_init(&st.fp, GI_FORMAT_VITA49);
-		st.fp.seq_bits = widths[w];
+		uint8_t *mem = seq_stream(&st, widths[w], PAYLOAD);
 		uint64_t mask = (1ull << widths[w]) - 1, start = mask - 5; /* wraps early */
 		uint32_t placed = 0;
 		for (uint64_t k = 0; k < 40 * PPF; k++) {
@@ -688,17 +699,7 @@ static void test_restart_with_straggler_by_seq(void **state)
 {
 	(void)state;
 	struct gi_stream_rt st;
-	uint64_t bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
-	uint8_t *mem = aligned_alloc(4096, bytes);
-	memset(mem, 0, bytes);
-	memset(&st, 0, sizeof(st));
-	gi_frame_ring_init((struct gi_frame_ring_hdr *)mem, SLOTS, PPF, PAYLOAD, 0, GI_FORMAT_VITA49, 0, "v", 1);
-	st.ring = (struct gi_frame_ring_hdr *)mem;
-	st.packets = st.data_packets = PPF;
-	st.payload_bytes = st.last_bytes = PAYLOAD;
-	st.window = WINDOW;
-	gi_format_params_init(&st.fp, GI_FORMAT_VITA49);
-	st.fp.seq_bits = 24;
+	uint8_t *mem = seq_stream(&st, 24, PAYLOAD);
 	st.fp.resync_frames = 10;
 	uint64_t frame = 0;
 	uint32_t index = 0;
@@ -724,19 +725,7 @@ static void test_malformed_by_seq_does_not_resync(void **state)
 {
 	(void)state;
 	struct gi_stream_rt st;
-	uint64_t bytes = gi_frame_ring_bytes(SLOTS, PPF, PAYLOAD);
-	uint8_t *mem = aligned_alloc(4096, bytes);
-	memset(mem, 0, bytes);
-	memset(&st, 0, sizeof(st));
-	gi_frame_ring_init((struct gi_frame_ring_hdr *)mem, SLOTS, PPF, PAYLOAD, (PPF - 1) * PAYLOAD + PAYLOAD / 2,
-			   GI_FORMAT_VITA49, 0, "v", 1);
-	st.ring = (struct gi_frame_ring_hdr *)mem;
-	st.packets = st.data_packets = PPF;
-	st.payload_bytes = PAYLOAD;
-	st.last_bytes = PAYLOAD / 2;
-	st.window = WINDOW;
-	gi_format_params_init(&st.fp, GI_FORMAT_VITA49);
-	st.fp.seq_bits = 24;
+	uint8_t *mem = seq_stream(&st, 24, PAYLOAD / 2);
 	st.fp.resync_frames = 100;
 	uint64_t frame = 0;
 	uint32_t index = 0, drop;
