@@ -197,6 +197,24 @@ GI_HD static inline uint64_t gi_abs_u64(int64_t v)
 }
 
 /*
+ * Packet `pi` at `index` of its frame: GI_DROP__COUNT, or why it cannot be
+ * there (an index past the frame; a short packet that is not the frame's
+ * last, or a full-size last; a frame-end record before the frame's last
+ * data).  Reads only the stream's geometry.
+ */
+GI_HD static GI_INLINE uint32_t gi_seq_misplaced(const struct gi_stream_rt *st, const struct gi_pkt_info *pi,
+						 uint32_t index)
+{
+	if (index >= st->packets)
+		return GI_DROP_MALFORMED_INDEX;
+	if (pi->payload_len != gi_stream_pkt_bytes(st, index))
+		return GI_DROP_MALFORMED_LENGTH;
+	if (pi->meta && index + 1 < st->data_packets)
+		return GI_DROP_MALFORMED_INDEX;
+	return GI_DROP__COUNT;
+}
+
+/*
  * Where packet `pi` goes: the ring frame number and the packet's index in
  * it.  Returns 0 (after a resync, if the packet started a new epoch), or 1
  * when the packet is late (its frame is final, or it is a straggler of the
@@ -233,8 +251,7 @@ GI_HD static GI_INLINE int gi_stream_locate(struct gi_stream_rt *st, const struc
 			/* placed by its sequence number, it would be the new epoch's first
 			 * packet, index 0: one that cannot be is malformed, and must not
 			 * end this epoch (gi_seq_locate checks the rest after) */
-			if (!pi->has_frame && !pi->has_offset &&
-			    (pi->payload_len != gi_stream_pkt_bytes(st, 0) || (pi->meta && st->data_packets > 1)))
+			if (!pi->has_frame && !pi->has_offset && gi_seq_misplaced(st, pi, 0) != GI_DROP__COUNT)
 				return 3;
 			gi_stream_resync(st, now);
 		}
@@ -373,38 +390,28 @@ GI_HD static GI_INLINE int gi_seq_locate(struct gi_stream_rt *st, const struct g
 	 * offset) is checked against it before gi_stream_locate(): a malformed
 	 * one must not move the stream (a resync that closes every open frame,
 	 * the maxima that the next good packet is measured from).  A place
-	 * from the sequence number depends on the stream: checked below. */
+	 * from the sequence number depends on the stream: checked after (and,
+	 * where it would restart the stream, as the new epoch's first packet,
+	 * inside gi_stream_locate). */
 	if (pi->has_frame) {
 		uint32_t i = pi->has_offset ? (uint32_t)gi_div_q(&st->div_payload, pi->byte_off) : pi->pkt_index;
-		if (i >= st->packets || (pi->meta && i + 1 < st->data_packets)) {
-			*drop = GI_DROP_MALFORMED_INDEX;
+		*drop = gi_seq_misplaced(st, pi, i);
+		if (*drop != GI_DROP__COUNT)
 			return GI_SEQ_DONE;
-		}
-		if (pi->payload_len != gi_stream_pkt_bytes(st, i)) {
-			*drop = GI_DROP_MALFORMED_LENGTH;
-			return GI_SEQ_DONE;
-		}
 	}
 	int where = gi_stream_locate(st, pi, now, frame, index);
 	if (where == 3) {
-		*drop = pi->payload_len != gi_stream_pkt_bytes(st, 0) ? GI_DROP_MALFORMED_LENGTH : GI_DROP_MALFORMED_INDEX;
+		*drop = gi_seq_misplaced(st, pi, 0);
 		return GI_SEQ_DONE;
 	}
 	if (where) {
 		GI_COUNTER_ADD(&st->c.late, 1);
 		return GI_SEQ_DONE;
 	}
-	if (*index >= st->packets) {
-		*drop = GI_DROP_MALFORMED_INDEX;
-		return GI_SEQ_DONE;
-	}
-	if (pi->payload_len != gi_stream_pkt_bytes(st, *index)) {
-		*drop = GI_DROP_MALFORMED_LENGTH; /* a short packet that is not the frame's last, or a full-size last */
-		return GI_SEQ_DONE;
-	}
-	if (pi->meta && *index + 1 < st->data_packets) {
-		*drop = GI_DROP_MALFORMED_INDEX; /* a frame-end record before the frame's last data */
-		return GI_SEQ_DONE;
+	if (!pi->has_frame) {
+		*drop = gi_seq_misplaced(st, pi, *index);
+		if (*drop != GI_DROP__COUNT)
+			return GI_SEQ_DONE;
 	}
 	if (*frame >= st->next_pub + st->window)
 		gi_stream_advance(st, *frame - st->window + 1, GI_FRAME_PARTIAL, now);
