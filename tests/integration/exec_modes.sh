@@ -80,12 +80,17 @@ streams:
     frame: {packets: 16, payload_bytes: 700}
     ring: {slots: 64, shm: /$TAG-s0}
     reorder_window: 4
+    # no timeout: a frame's close is then the window's or the flush's in every mode;
+    # with one, a mode the scheduler holds off for 1 s (TSan with the emulation's
+    # stress switch) closes it timed_out where another closes it partial
+    frame_timeout_ms: 0
   - name: s1
     port: p1
     match: {udp_dst_port: 5001}
     frame: {packets: 8, payload_bytes: 1400}
     ring: {slots: 64, shm: /$TAG-s1}
     reorder_window: 4
+    frame_timeout_ms: 0
 YAML
 }
 
