@@ -14,8 +14,10 @@ a multiple of the doorbell round trip measured here.  Then the step
 table: one ring of each STEP_CASES case again with --steps (the kernels
 time each step of every batch, kernels/steps.h), µs per batch by step
 beside the model's steps where both name the same step; the tensor step
-(--tensor ci16:cf32, raw10:u16 and i16:bf16, 4 rings) beside the model's
-(calibrated on the first two as an H100 measured them; i16:bf16 checks it).  Then latency
+(--tensor ci16:cf32, raw10:u16, i16:bf16, raw12:u16 and u8:f32, 4 rings)
+beside the model's (calibrated on the first three as an H200 measured
+them; the last two, one of the GPU's own loops and one generic, check it).
+Then latency
 (--latency): one ring's 1 KiB frames at 1 kHz and at half the measured
 rate, doorbell to frame visible, beside the model's.  Last, issue 21's
 targets: each measured, modelled, and as µs a batch over the floor a
@@ -117,9 +119,10 @@ def main():
             print("worst step (over 0.5 µs) off the model by %.0f%%: %s" % (
                 100 * worst, "within ±30%" if worst <= 0.30 else "OUTSIDE ±30%: recalibrate bench/gpu_model.py"))
         # typed tensors (tensor:): the tensor step's cost, 4 rings of 64 x 1 KiB frames, beside the model's
-        # estimate (bench/gpu_model.py --tensor SAMPLE:TYPE, calibrated on the H100's first measurement)
+        # estimate (bench/gpu_model.py --tensor SAMPLE:TYPE, calibrated on the first three as an H200
+        # measured them on 2026-11-27; raw12:u16 and u8:f32 check it)
         print("\ntensor step, 4 rings, 1 KiB, batch 64 (one 64 KiB frame a batch): measured / model")
-        for tensor in ("ci16:cf32", "raw10:u16", "i16:bf16"):
+        for tensor in ("ci16:cf32", "raw10:u16", "i16:bf16", "raw12:u16", "u8:f32"):
             m, rc, err = bench(build, seconds, 4, 1024, 64, steps=True, tensor=tensor)
             failed += not good(m, rc)
             p = gpu_model.predict(g, parts, 4, 1024, 64, floors=floors, tensor=tensor) if g else {}
