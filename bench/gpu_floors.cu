@@ -10,6 +10,11 @@
  *   l2_load    one GPU load that hits L2 (a dependent chain in 8 MiB)
  *   fence_sys  __threadfence_system() after a store to host-mapped memory
  *   fence_gpu  __threadfence() after a store to device memory
+ *   host_stores  a frame's metadata (HOST_STORE_WORDS 8-byte words, what
+ *              the commit copies to a frame's host mirror) stored to
+ *              host-mapped memory, then __threadfence_system(): by one
+ *              thread, a word at a time (the commit's way), and by a warp,
+ *              a word a lane in one coalesced store
  *   launch     an empty kernel launched and synchronised, and launches
  *              back to back (launch mode's floor)
  *
@@ -88,6 +93,23 @@ __global__ void k_fence(volatile uint64_t *word, uint32_t n, int system, uint64_
 			__threadfence();
 	}
 	out[0] = (gt_ns() - t0) / n;
+}
+
+/* HOST_STORE_WORDS words of a 16-slot area in host memory, slot after slot, then a system fence: by one
+ * thread (lanes 1) or by a lane a word (lanes 32); ns per slot into out[0]. */
+#define HOST_STORE_WORDS 20u
+__global__ void k_host_stores(volatile uint64_t *area, uint32_t n, uint32_t lanes, uint64_t *out)
+{
+	const uint32_t lane = threadIdx.x;
+	uint64_t t0 = gt_ns();
+	for (uint32_t k = 0; k < n; k++) {
+		volatile uint64_t *slot = area + (k % 16) * 32;
+		for (uint32_t w = lane; w < HOST_STORE_WORDS; w += lanes)
+			slot[w] = k + w;
+		__threadfence_system();
+	}
+	if (lane == 0)
+		out[0] = (gt_ns() - t0) / n;
 }
 
 __global__ void k_empty() {}
@@ -183,6 +205,17 @@ int main(int argc, char **argv)
 	CK(cudaMemcpy(h_out, d_out, 16, cudaMemcpyDeviceToHost));
 	double fence_gpu = (double)h_out[0] / 1000.0;
 
+	/* a frame's metadata to host memory: one thread, then a warp */
+	uint64_t *h_area, *d_area;
+	CK(cudaHostAlloc(&h_area, 16 * 32 * 8, cudaHostAllocMapped));
+	CK(cudaHostGetDevicePointer(&d_area, h_area, 0));
+	k_host_stores<<<1, 1>>>(d_area, 2000, 1, d_out);
+	CK(cudaMemcpy(h_out, d_out, 16, cudaMemcpyDeviceToHost));
+	double host_stores_thread = (double)h_out[0] / 1000.0;
+	k_host_stores<<<1, 32>>>(d_area, 2000, 32, d_out);
+	CK(cudaMemcpy(h_out, d_out, 16, cudaMemcpyDeviceToHost));
+	double host_stores_warp = (double)h_out[0] / 1000.0;
+
 	/* launches */
 	std::vector<double> ls;
 	for (int k = 0; k < 2000; k++) {
@@ -201,8 +234,10 @@ int main(int argc, char **argv)
 	printf("{\"gpu\": \"%s\", \"sms\": %d, \"doorbell_rt_p50_us\": %.2f, \"doorbell_rt_p99_us\": %.2f, "
 	       "\"doorbell_rt_min_us\": %.2f, \"host_load_us\": %.3f, \"l2_load_us\": %.3f, \"fence_sys_us\": %.3f, "
 	       "\"fence_gpu_us\": %.3f, \"launch_sync_p50_us\": %.1f, \"launch_sync_p99_us\": %.1f, "
-	       "\"launch_back_to_back_us\": %.2f}\n",
+	       "\"launch_back_to_back_us\": %.2f, \"host_store_words\": %u, \"host_stores_thread_us\": %.3f, "
+	       "\"host_stores_warp_us\": %.3f}\n",
 	       prop.name, prop.multiProcessorCount, pct(rt, 0.5), pct(rt, 0.99), pct(rt, 0.0), host_load, l2_load,
-	       fence_sys, fence_gpu, pct(ls, 0.5), pct(ls, 0.99), launch_each);
+	       fence_sys, fence_gpu, pct(ls, 0.5), pct(ls, 0.99), launch_each, HOST_STORE_WORDS, host_stores_thread,
+	       host_stores_warp);
 	return 0;
 }
