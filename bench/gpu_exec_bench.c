@@ -223,8 +223,12 @@ static void *produce_paced(void *arg)
 		while (gi_now_ns() < due)
 			;
 		for (uint32_t left = b->frame_packets; left;) {
+			/* a frame begun is fed whole (the executor runs until every producer is
+			 * joined): half a frame at the stop would be published partial, as lost */
+			const uint64_t t_full = gi_now_ns();
 			while (!gi_ring_has_room(ring, head))
-				if (__atomic_load_n(&b->quit, __ATOMIC_ACQUIRE))
+				if (__atomic_load_n(&b->quit, __ATOMIC_ACQUIRE) &&
+				    (left == b->frame_packets || gi_now_ns() - t_full > 10000000000ull))
 					return NULL;
 			struct gi_batch_slot *s = gi_ring_slot(ring, head);
 			uint32_t n = GI_MIN(left, b->batch);
