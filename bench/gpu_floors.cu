@@ -136,6 +136,14 @@ static std::vector<uint64_t> chain(size_t words, size_t stride)
 	return next;
 }
 
+/* What a probe kernel wrote to out[0] (ns), in µs, once it has finished. */
+static double kernel_us(const uint64_t *d_out)
+{
+	uint64_t ns;
+	CK(cudaMemcpy(&ns, d_out, sizeof(ns), cudaMemcpyDeviceToHost));
+	return (double)ns / 1000.0;
+}
+
 int main(int argc, char **argv)
 {
 	int n_dev = 0, iters = argc > 1 ? atoi(argv[1]) : 20000;
@@ -148,7 +156,6 @@ int main(int argc, char **argv)
 	CK(cudaSetDeviceFlags(cudaDeviceMapHost));
 	uint64_t *d_out;
 	CK(cudaMalloc(&d_out, 16));
-	uint64_t h_out[2];
 
 	/* doorbell round trip */
 	uint32_t *bell, *echo, *d_bell, *d_echo;
@@ -186,12 +193,10 @@ int main(int argc, char **argv)
 	CK(cudaMalloc(&d_lchain, l2_words * 8));
 	CK(cudaMemcpy(d_lchain, lc.data(), l2_words * 8, cudaMemcpyHostToDevice));
 	k_chase<<<1, 1>>>(d_hchain, 2000, d_out);
-	CK(cudaMemcpy(h_out, d_out, 16, cudaMemcpyDeviceToHost));
-	double host_load = (double)h_out[0] / 1000.0;
+	double host_load = kernel_us(d_out);
 	k_chase<<<1, 1>>>(d_lchain, 20000, d_out); /* warms L2 */
 	k_chase<<<1, 1>>>(d_lchain, 20000, d_out);
-	CK(cudaMemcpy(h_out, d_out, 16, cudaMemcpyDeviceToHost));
-	double l2_load = (double)h_out[0] / 1000.0;
+	double l2_load = kernel_us(d_out);
 
 	/* fences */
 	uint64_t *h_word, *d_hword, *d_word;
@@ -199,22 +204,18 @@ int main(int argc, char **argv)
 	CK(cudaHostGetDevicePointer(&d_hword, h_word, 0));
 	CK(cudaMalloc(&d_word, 64));
 	k_fence<<<1, 1>>>(d_hword, 5000, 1, d_out);
-	CK(cudaMemcpy(h_out, d_out, 16, cudaMemcpyDeviceToHost));
-	double fence_sys = (double)h_out[0] / 1000.0;
+	double fence_sys = kernel_us(d_out);
 	k_fence<<<1, 1>>>(d_word, 5000, 0, d_out);
-	CK(cudaMemcpy(h_out, d_out, 16, cudaMemcpyDeviceToHost));
-	double fence_gpu = (double)h_out[0] / 1000.0;
+	double fence_gpu = kernel_us(d_out);
 
 	/* a frame's metadata to host memory: one thread, then a warp */
 	uint64_t *h_area, *d_area;
 	CK(cudaHostAlloc(&h_area, 16 * 32 * 8, cudaHostAllocMapped));
 	CK(cudaHostGetDevicePointer(&d_area, h_area, 0));
 	k_host_stores<<<1, 1>>>(d_area, 2000, 1, d_out);
-	CK(cudaMemcpy(h_out, d_out, 16, cudaMemcpyDeviceToHost));
-	double host_stores_thread = (double)h_out[0] / 1000.0;
+	double host_stores_thread = kernel_us(d_out);
 	k_host_stores<<<1, 32>>>(d_area, 2000, 32, d_out);
-	CK(cudaMemcpy(h_out, d_out, 16, cudaMemcpyDeviceToHost));
-	double host_stores_warp = (double)h_out[0] / 1000.0;
+	double host_stores_warp = kernel_us(d_out);
 
 	/* launches */
 	std::vector<double> ls;
