@@ -115,10 +115,11 @@ extern "C" __global__ void probe_copy(uint8_t *dst, const uint8_t *src, uint32_t
 	gi_copy_lanes(dst, src, len, lane, nlanes);
 }
 
-/* 4: a stream's round made visible (mirror, a fence, seqlock words), next_frame after the end's fence */
+/* 4: a stream's round made visible (mirror by a warp's lanes, a fence, seqlock words), next_frame after the
+ * end's fence */
 extern "C" __global__ void probe_make_visible(struct gi_stream_rt *st)
 {
-	gi_stream_make_visible(st, 1);
+	gi_stream_make_visible(st, 1, threadIdx.x % 32, 32);
 	gi_stream_publish_next(st, 1);
 }
 

@@ -16,7 +16,8 @@
  *                                     duplicates, ...); final frames are not
  *                                     yet visible
  *   3  place        phase_place.h     one worker (a warp) per packet: copy
- *   4  commit       phase_commit.h    one worker per stream: the final frames
+ *   4  commit       phase_commit.h    one worker per stream (the GPU's one
+ *                                     stream: a warp): the final frames
  *                                     and next_frame become visible
  *
  * Phase 2 makes every decision the serial path makes, in the same order, so

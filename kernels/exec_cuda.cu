@@ -3,9 +3,8 @@
  * the phases of batch.h over each batch of its rings.
  *
  * No per-packet logic lives here: parse, sequence, place and commit are the
- * shared GI_HD bodies of phase_*.h, which the host executor runs too.  This
- * file decides when they run, which threads run which part, keeps time and
- * mirrors counters to host memory.
+ * shared GI_HD bodies of phase_*.h, which the host executor runs too; this
+ * file decides which threads run them, keeps time and mirrors counters.
  *
  * The same source builds twice: by nvcc into the fatbin the daemon loads,
  * and — for tests only — by the host C++ compiler against the CUDA
@@ -30,7 +29,7 @@
  *   3  place    lanes per payload by its chunks and the batch's size
  *               (gi_cuda_place_lanes, _batch): as many payloads at once as
  *               make the batch one round, each lane 4 chunks in flight
- *   4  commit   a thread per stream: final frames become visible
+ *   4  commit   a thread per stream (one: warp 0): final frames visible
  *               (persistent, and the read-ahead saw another batch: the
  *               warps after the commit's stage it into the other buffer
  *               meanwhile, the last thread reading ahead again)
@@ -39,9 +38,8 @@
  *               the group's stream counters, then thread 0 hands the slot
  *               back (fence, tail), or — the next batch staged — the next
  *               batch's last thread does, beside its parse
- * Thread 0 alone polls the doorbells between batches; the others wait at
- * the barrier, so an idle CTA costs one thread's polling.  Under load the
- * poll reads nothing: the read-ahead or the staged batch answers it.
+ * Thread 0 alone polls the doorbells between batches (an idle CTA costs one
+ * thread's polling); under load the read-ahead or the staged batch answers.
  *
  * Modes (executor_cuda.c picks one):
  *   persistent  k_persistent: each CTA polls its group's rings until every
@@ -384,6 +382,9 @@ __device__ static void gi_cta_scan_starts(struct gi_batch_hdr *h, uint32_t max_p
 		      w = threadIdx.x / 32 * (32 / nlanes) + threadIdx.x % 32 / nlanes,                            \
 		      nw = (blockDim.x + 31) / 32 * (32 / nlanes), lane = threadIdx.x % 32 % nlanes, once_ = 1;     \
 	     once_; once_ = 0)
+#define GI_TRIP_COMMIT_FOR(w, nw, lane, nlanes) /* gi_cuda_commit_lanes: a thread a stream, or a warp for one */ \
+	for (uint32_t nlanes = gi_cuda_commit_lanes(t->n_streams, blockDim.x), w = threadIdx.x / nlanes,           \
+		      nw = blockDim.x / nlanes, lane = threadIdx.x % nlanes, once_ = 1; once_; once_ = 0)
 #define GI_TRIP_ONE if (threadIdx.x == 0)
 #define GI_TRIP_BARRIER() __syncthreads()
 #define GI_TRIP_ALL(x) ((uint32_t)__syncthreads_and((int)(x)))

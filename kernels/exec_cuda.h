@@ -160,12 +160,23 @@ GI_HD static inline uint32_t gi_cuda_smem_bytes(uint32_t max_stride, uint32_t ma
  * Whether a persistent CTA of `threads` threads serving a group of
  * n_streams streams stages the next batch beside a batch's commit
  * (exec_cuda.cu, staging ahead): it needs a warp to stage between the
- * commit's warps (a thread per stream) and the last warp, which reads
+ * commit's warps (a thread per stream, or warp 0 for one) and the last warp, which reads
  * ahead.
  */
 GI_HD static inline int gi_cuda_stages_ahead(uint32_t threads, uint32_t n_streams)
 {
 	return GI_ALIGN_UP(n_streams, 32u) + 64u <= threads;
+}
+
+/*
+ * The lanes that commit each of a CTA's streams (trip_body.h, phase 4): a
+ * CTA's one stream by every lane of warp 0, which copy its frames' mirror
+ * a word each (stream_publish.h, gi_mirror_copy_part); several streams by
+ * a thread each.  Warp 0 is the commit's either way (gi_cuda_stages_ahead).
+ */
+GI_HD static inline uint32_t gi_cuda_commit_lanes(uint32_t n_streams, uint32_t threads)
+{
+	return n_streams == 1 && threads % 32 == 0 ? 32u : 1u;
 }
 
 /*

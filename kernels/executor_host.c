@@ -52,6 +52,7 @@ void gi_exec_slot_host(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, st
 #define GI_TRIP_BE void
 #define GI_TRIP_FOR(step, w, nw) for (uint32_t w = 0, nw = 1; w < nw; w++)
 #define GI_TRIP_PLACE_FOR(w, nw, lane, nlanes) for (uint32_t w = 0, nw = 1, lane = 0, nlanes = 1; w < nw; w++)
+#define GI_TRIP_COMMIT_FOR(w, nw, lane, nlanes) for (uint32_t w = 0, nw = 1, lane = 0, nlanes = 1; w < nw; w++)
 #define GI_TRIP_ONE if (1)
 #define GI_TRIP_BARRIER() do { } while (0)
 #define GI_TRIP_ALL(x) (x)

@@ -135,6 +135,19 @@
 #define GI_ATOMIC_XOR_U32(p, v) GI_STORE_RELAXED_U32((p), GI_LOAD_RELAXED_U32(p) ^ (uint32_t)(v))
 #endif
 
+/*
+ * The lanes of one warp that work on one thing together (stream_publish.h:
+ * a frame's mirror, a lane a word): every lane's loads and stores before
+ * any lane goes on (CUDA's __syncwarp, which orders memory among them; the
+ * emulation's checks the lanes meet it converged).  On the host a warp's
+ * lanes are one worker: nothing to wait for.
+ */
+#if defined(__CUDA_ARCH__)
+#define GI_WARP_SYNC() __syncwarp()
+#else
+#define GI_WARP_SYNC() do { } while (0)
+#endif
+
 /* A loop with a constant trip count unrolled where that keeps its loads in flight together (nvcc). */
 #if defined(__CUDACC__) && !defined(GI_CUDA_EMU)
 #define GI_UNROLL _Pragma("unroll")

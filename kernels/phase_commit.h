@@ -16,10 +16,12 @@
 
 GI_EXTERN_C_BEGIN
 
-/* Stream si's round (trip.h: a worker per stream); late_next: the batch's end moves next_frame. */
-GI_HD static inline void gi_phase_commit_stream(struct gi_exec_ctx *ctx, uint32_t si, int late_next)
+/* Stream si's round (trip.h: a worker per stream, the lanes of one warp on the GPU's one stream); late_next:
+ * the batch's end moves next_frame. */
+GI_HD static inline void gi_phase_commit_stream(struct gi_exec_ctx *ctx, uint32_t si, int late_next, uint32_t lane,
+						uint32_t nlanes)
 {
-	gi_stream_make_visible(&ctx->streams[si], late_next);
+	gi_stream_make_visible(&ctx->streams[si], late_next, lane, nlanes);
 }
 
 GI_EXTERN_C_END

@@ -66,6 +66,39 @@ GI_HD static inline void gi_mirror_copy(struct gi_stream_rt *st, const struct gi
 		mbm[w] = bm[w];
 }
 
+/*
+ * The same copy by the lanes of a warp (the GPU's commit, a stream to a
+ * warp): lane `lane` of `nlanes` stores every nlanes-th 8-byte word of the
+ * slot's header after seq (up to its padding) and of its bitmap, all the
+ * lanes' stores at once.  On an H200 the commit cost 2.2 µs a frame with
+ * one thread storing each word to host memory as its own write, about 20
+ * a frame; a warp's lanes storing neighbouring words should make a few
+ * writes (not yet measured: bench/gpu_model.md).  The caller syncs the lanes before (their reads of
+ * the slot after its writes) and after (every lane's stores before the
+ * fence that releases them).  nlanes 1: gi_mirror_copy().
+ */
+#define GI_SLOT_HEADER_WORDS (offsetof(struct gi_frame_slot, pad) / 8) /* seq .. last_nic_ns */
+GI_STATIC_ASSERT(offsetof(struct gi_frame_slot, pad) % 8 == 0, "the slot header copies in 8-byte words");
+GI_HD static inline void gi_mirror_copy_part(struct gi_stream_rt *st, const struct gi_frame_slot *s, uint32_t lane,
+					     uint32_t nlanes)
+{
+	if (nlanes == 1) {
+		gi_mirror_copy(st, s);
+		return;
+	}
+	const uint32_t head = (uint32_t)GI_SLOT_HEADER_WORDS - 1; /* every word but seq */
+	const uint32_t n = head + gi_frame_bitmap_words(gi_stream_slot_packets(st));
+	struct gi_frame_slot *m = gi_stream_mirror_slot(st, s->frame);
+	const uint64_t *src = (const uint64_t *)s + 1, *sbm = (const uint64_t *)(s + 1);
+	uint64_t *dst = (uint64_t *)m + 1, *dbm = gi_frame_bitmap(m);
+	for (uint32_t i = lane; i < n; i += nlanes) {
+		if (i < head)
+			dst[i] = src[i];
+		else
+			dbm[i - head] = sbm[i - head];
+	}
+}
+
 /* ---- the sender's frame CRC (rocev2.frame_crc: verify) ---------------------------- */
 
 /* Does the stream check its frames against the sender's record (rocev2.frame_crc: verify)? */
@@ -209,9 +242,10 @@ GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_fra
 
 /*
  * The frames finalised in a deferred round that are still invisible: pass
- * 0 writes their tensors unless pass 3 did, checks them against their
- * sender's record if asked (finishing what pass 2 began) and copies their
- * metadata to the mirror, pass 1 stores their even seqlock words; pass 2,
+ * 0 writes their tensors unless pass 3 did and checks them against their
+ * sender's record if asked (finishing what pass 2 began), pass 4 copies
+ * their metadata to the mirror (lane w of nw lanes of one warp, after pass
+ * 0's writes), pass 1 stores their even seqlock words; pass 2,
  * before them, is worker w of nw summing its part of each frame's CRC (the
  * GPU's CTA, t8 its tables), and pass 3 worker w of nw writing its part of
  * each frame's tensor.
@@ -246,8 +280,10 @@ GI_HD static inline void gi_stream_pending_pass(struct gi_stream_rt *st, int pas
 				gi_frame_tensor_part(st, s, 0, 1);
 			gi_frame_verify(st, s, st->crc_parts); /* pass 2's parts summed, or the whole frame now */
 			gi_frame_observe_nic(st, s);
-			if (st->mirror)
-				gi_mirror_copy(st, s);
+			continue;
+		}
+		if (pass == 4) {
+			gi_mirror_copy_part(st, s, w, nw);
 			continue;
 		}
 		if (st->mirror)
@@ -298,15 +334,32 @@ GI_HD static inline void gi_stream_publish_next(struct gi_stream_rt *st, int fen
  * frame.  `late_next`: the caller moves next_frame itself, after a fence
  * of its own (gi_stream_publish_next(st, 1)): the GPU does at its batch's
  * end, so the second fence is the one that hands the slot back.
+ * Lane `lane` of `nlanes` of one warp (the GPU's commit of a CTA's one
+ * stream; 0 of 1 elsewhere): the lanes copy the frames' metadata to the
+ * mirror together, lane 0 does the rest once every lane is done.
  */
-GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st, int late_next)
+GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st, int late_next, uint32_t lane,
+					       uint32_t nlanes)
 {
 	if (!st->defer)
 		return;
+	const uint32_t pend = st->pend_n;
+	if (pend) {
+		if (lane == 0)
+			gi_stream_pending_pass(st, 0, 0, 1, NULL);
+		if (st->mirror) {
+			if (nlanes > 1)
+				GI_WARP_SYNC(); /* lane 0's writes to the slots (a CRC's verdict) before the copy */
+			gi_stream_pending_pass(st, 4, lane, nlanes, NULL);
+		}
+	}
+	if (nlanes > 1)
+		GI_WARP_SYNC(); /* every lane's copy, and its reads of the words below, before lane 0's fence */
+	if (lane != 0)
+		return;
 	st->defer = 0;
 	st->stall = 0;
-	if (st->pend_n) {
-		gi_stream_pending_pass(st, 0, 0, 1, NULL);
+	if (pend) {
 		GI_FENCE_RELEASE();
 		gi_stream_pending_pass(st, 1, 0, 1, NULL);
 		st->pend_n = 0;

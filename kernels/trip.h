@@ -11,7 +11,7 @@
  *   sequence  phase_sequence.h  gi_solo_commit + gi_phase_solo_place, or gi_phase_sequence_stream
  *   place     phase_place.h     gi_phase_place          a worker per payload, lanes per chunk
  *   verify    stream_publish.h  gi_stream_pending_pass  a sender's frame CRC, in slices
- *   commit    phase_commit.h    gi_phase_commit_stream  a worker per stream
+ *   commit    phase_commit.h    gi_phase_commit_stream  a worker per stream (GPU, one stream: a warp)
  *   (sequence .. commit again while a stream stalled on a busy slot)
  *
  * The trip itself is written once, in trip_body.h, which a backend

@@ -12,6 +12,10 @@
  *                                w = 0 .. nw - 1 in turn)
  *   GI_TRIP_PLACE_FOR(w, nw, lane, nlanes)   the same for phase 3's payloads
  *                                (worker) and 16-byte chunks (lane)
+ *   GI_TRIP_COMMIT_FOR(w, nw, lane, nlanes)  the same for phase 4's streams
+ *                                (worker) and the lanes of a warp that
+ *                                work on one together (lane; the host's
+ *                                nlanes 1: a stream's lanes sync within)
  *   GI_TRIP_ONE                  `if (...)` that one worker passes
  *   GI_TRIP_BARRIER()            every worker's effects before any later step
  *   GI_TRIP_ALL(x), GI_TRIP_ANY(x)  a barrier that also ANDs / ORs x over
@@ -32,7 +36,8 @@
  * has passed.
  */
 #if !defined(GI_TRIP_FN) || !defined(GI_TRIP_BE) || !defined(GI_TRIP_FOR) || !defined(GI_TRIP_PLACE_FOR) || \
-	!defined(GI_TRIP_ONE) || !defined(GI_TRIP_BARRIER) || !defined(GI_TRIP_ALL) || !defined(GI_TRIP_ANY) ||  \
+	!defined(GI_TRIP_COMMIT_FOR) || !defined(GI_TRIP_ONE) || !defined(GI_TRIP_BARRIER) ||                   \
+	!defined(GI_TRIP_ALL) || !defined(GI_TRIP_ANY) ||                                                       \
 	!defined(GI_TRIP_SCAN_RANKS) || !defined(GI_TRIP_SCAN_STARTS) || !defined(GI_TRIP_MARK) ||              \
 	!defined(GI_TRIP_BESIDE_COMMIT)
 #error "trip_body.h: define every GI_TRIP_ hook first (see its head)"
@@ -156,9 +161,9 @@ GI_TRIP_FN(struct gi_trip *t, GI_TRIP_BE *be)
 
 		/* 4: a worker per stream makes its round's frames visible; the others
 		 * may do the backend's own work meanwhile */
-		GI_TRIP_FOR(GI_STEP_COMMIT, w, nw)
+		GI_TRIP_COMMIT_FOR(w, nw, lane, nlanes)
 			for (uint32_t k = w; k < t->n_streams; k += nw)
-				gi_phase_commit_stream(ctx, gi_trip_stream(t, k), t->late_next);
+				gi_phase_commit_stream(ctx, gi_trip_stream(t, k), t->late_next, lane, nlanes);
 		GI_TRIP_BESIDE_COMMIT(t, be);
 		const uint32_t again = GI_TRIP_ANY(h->more != 0); /* a stream stalled on a busy slot */
 		GI_TRIP_MARK(GI_STEP_COMMIT);

@@ -292,6 +292,8 @@ static inline uint32_t exf_trip_workers(enum gi_step s)
 #define GI_TRIP_FOR(step, w, nw) for (uint32_t w = 0, nw = exf_trip_workers(step); w < nw; w++)
 #define GI_TRIP_PLACE_FOR(w, nw, lane, nlanes) /* three warps, each playing its 32 lanes */ \
 	for (uint32_t w = 0, nw = 3, lane = 0, nlanes = 32; w < nw; w++)
+#define GI_TRIP_COMMIT_FOR(w, nw, lane, nlanes) \
+	for (uint32_t w = 0, nw = exf_trip_workers(GI_STEP_COMMIT), lane = 0, nlanes = 1; w < nw; w++)
 #define GI_TRIP_ONE if (1)
 #define GI_TRIP_BARRIER() do { } while (0)
 #define GI_TRIP_ALL(x) (x)
