@@ -120,7 +120,8 @@ extern "C" __global__ void probe_copy(uint8_t *dst, const uint8_t *src, uint32_t
 extern "C" __global__ void probe_make_visible(struct gi_stream_rt *st)
 {
 	gi_stream_make_visible(st, 1, threadIdx.x % 32, 32);
-	gi_stream_publish_next(st, 1);
+	if (threadIdx.x % 32 == 0)
+		gi_stream_publish_next(st, 1);
 }
 
 /* end of batch: counters (thread 0), then the slot back (fence, tail) */

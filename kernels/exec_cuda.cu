@@ -326,9 +326,9 @@ __device__ static inline void gi_cta_mark(struct gi_cta_trip_be *be, uint32_t st
 }
 
 /*
- * Every thread, beside the first round's commit (its workers are threads
- * 0 .. n_streams - 1): the next batch, if gi_cta_serve decided so
- * (cc->pre_*), by the warps after the commit's, into the other buffer;
+ * Every thread, beside the first round's commit (its workers: the warps
+ * of threads 0 .. n_streams - 1): the next batch, if gi_cta_serve decided
+ * so (cc->pre_*), by the warps after the commit's, into the other buffer;
  * the last thread reads ahead the ring after it.
  */
 __device__ static void gi_cta_beside_commit(const struct gi_trip *t, struct gi_cta_trip_be *be)

@@ -242,10 +242,11 @@ GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_fra
 
 /*
  * The frames finalised in a deferred round that are still invisible: pass
- * 0 writes their tensors unless pass 3 did and checks them against their
- * sender's record if asked (finishing what pass 2 began), pass 4 copies
- * their metadata to the mirror (lane w of nw lanes of one warp, after pass
- * 0's writes), pass 1 stores their even seqlock words; pass 2,
+ * 0 (worker 0 of nw) writes their tensors unless pass 3 did, checks them
+ * against their sender's record if asked (finishing what pass 2 began)
+ * and, with nw 1, copies their metadata to the mirror; with nw lanes of one
+ * warp, pass 4 copies it after pass 0, lane w of nw; pass 1 stores their
+ * even seqlock words; pass 2,
  * before them, is worker w of nw summing its part of each frame's CRC (the
  * GPU's CTA, t8 its tables), and pass 3 worker w of nw writing its part of
  * each frame's tensor.
@@ -280,6 +281,8 @@ GI_HD static inline void gi_stream_pending_pass(struct gi_stream_rt *st, int pas
 				gi_frame_tensor_part(st, s, 0, 1);
 			gi_frame_verify(st, s, st->crc_parts); /* pass 2's parts summed, or the whole frame now */
 			gi_frame_observe_nic(st, s);
+			if (st->mirror && nw == 1)
+				gi_mirror_copy(st, s);
 			continue;
 		}
 		if (pass == 4) {
@@ -346,10 +349,9 @@ GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st, int lat
 	const uint32_t pend = st->pend_n;
 	if (pend) {
 		if (lane == 0)
-			gi_stream_pending_pass(st, 0, 0, 1, NULL);
-		if (st->mirror) {
-			if (nlanes > 1)
-				GI_WARP_SYNC(); /* lane 0's writes to the slots (a CRC's verdict) before the copy */
+			gi_stream_pending_pass(st, 0, 0, nlanes, NULL); /* with one lane, the copy too */
+		if (st->mirror && nlanes > 1) {
+			GI_WARP_SYNC(); /* lane 0's writes to the slots (a CRC's verdict) before the copy */
 			gi_stream_pending_pass(st, 4, lane, nlanes, NULL);
 		}
 	}
