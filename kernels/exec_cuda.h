@@ -160,8 +160,8 @@ GI_HD static inline uint32_t gi_cuda_smem_bytes(uint32_t max_stride, uint32_t ma
  * Whether a persistent CTA of `threads` threads serving a group of
  * n_streams streams stages the next batch beside a batch's commit
  * (exec_cuda.cu, staging ahead): it needs a warp to stage between the
- * commit's warps (a thread per stream, or warp 0 for one) and the last warp, which reads
- * ahead.
+ * commit's warps (a thread per stream, or warp 0 for one) and the last
+ * warp, which reads ahead.
  */
 GI_HD static inline int gi_cuda_stages_ahead(uint32_t threads, uint32_t n_streams)
 {

@@ -75,17 +75,14 @@ GI_HD static inline void gi_mirror_copy(struct gi_stream_rt *st, const struct gi
  * a frame; a warp's lanes storing neighbouring words should make a few
  * writes (not yet measured: bench/gpu_model.md).  The caller syncs the lanes before (their reads of
  * the slot after its writes) and after (every lane's stores before the
- * fence that releases them).  nlanes 1: gi_mirror_copy().
+ * fence that releases them).  One thread alone keeps gi_mirror_copy()'s
+ * rounds (pass 0), which need no lanes to be fast.
  */
 #define GI_SLOT_HEADER_WORDS (offsetof(struct gi_frame_slot, pad) / 8) /* seq .. last_nic_ns */
 GI_STATIC_ASSERT(offsetof(struct gi_frame_slot, pad) % 8 == 0, "the slot header copies in 8-byte words");
 GI_HD static inline void gi_mirror_copy_part(struct gi_stream_rt *st, const struct gi_frame_slot *s, uint32_t lane,
 					     uint32_t nlanes)
 {
-	if (nlanes == 1) {
-		gi_mirror_copy(st, s);
-		return;
-	}
 	const uint32_t head = (uint32_t)GI_SLOT_HEADER_WORDS - 1; /* every word but seq */
 	const uint32_t n = head + gi_frame_bitmap_words(gi_stream_slot_packets(st));
 	struct gi_frame_slot *m = gi_stream_mirror_slot(st, s->frame);

@@ -456,7 +456,7 @@ static void test_mirror_matches_ring(void **state)
 /*
  * gi_mirror_copy() copies in rounds of whole loads, field groups and not
  * the struct, and gi_mirror_copy_part() a word a lane (the GPU's commit:
- * 32 lanes; 7 here too, so that a lane takes words of both parts): every
+ * 32 lanes; 7 and 1 here too, so that a lane takes words of both parts): every
  * metadata byte from `frame` to the NIC times and every bitmap word (10
  * for a frame of 600 packets) must arrive; the mirror's seq word (its own
  * seqlock), its pad and what lies past the bitmap must not change.
@@ -495,13 +495,15 @@ static void test_mirror_copy_whole_slot(void **state)
 	a->seq = 2 * frame + 1;
 	for (uint32_t w = 0; w < words; w++)
 		gi_frame_bitmap(a)[w] = 0x0123456789abcdefull * (w + 1);
-	const uint32_t lanes[] = { 1, 32, 7 };
+	const uint32_t lanes[] = { 0 /* gi_mirror_copy */, 32, 7, 1 };
 	for (size_t k = 0; k < sizeof(lanes) / sizeof(lanes[0]); k++) {
 		/* the mirror's own: seq, the pad, and past the bitmap (the next slot's first bytes) */
 		memset(b, 0xee, m->slot_stride);
 		uint8_t *next = (uint8_t *)gi_frame_slot_at(m, frame + 1);
 		memset(next, 0xdd, 64);
 
+		if (!lanes[k])
+			gi_mirror_copy(&st, a);
 		for (uint32_t lane = 0; lane < lanes[k]; lane++)
 			gi_mirror_copy_part(&st, a, lane, lanes[k]);
 
