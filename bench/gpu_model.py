@@ -216,7 +216,8 @@ PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "pro
 #   lane_chunks    lanes per payload shrink until the batch is one round, while a lane copies at most this
 #                  many chunks (None: 32 lanes for 1 KiB or more, whatever the batch)
 #   loads_chunk    load instructions per 16-byte chunk of a payload 2-byte aligned (5 words, or 2 blocks)
-#   inflight       chunks a lane has in flight (whole groups; the rest one at a time)
+#   inflight       chunks a lane has in flight (whole groups; the rest one at a time, or with tail_pair two of
+#                  them at once first: frame.h's copy since 8 and 4 in flight)
 #   open_fence     "frame": a system fence per frame opened; "batch": one for a batch's opens
 #   commit_fences  system fences of a publishing batch's commit (the second moved to the end's: 1)
 #   timing_adds    counter words the step timing added in device memory per batch (a load each before its
@@ -245,9 +246,9 @@ PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "pro
 #   end_chain      shared-memory loads in a row in thread 0's batch end (gi_batch_end): a drop count after
 #                  each counter add before it, 17, then n: 18; the batch's words first: 1 (this tree)
 STRUCTURE = {
-    "now": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2, open_fence="batch",
-                commit_fences=1, timing_adds=0, ahead=True, mirror_chain=4, seq_volatile=0, scan_steps=11,
-                icrc_step=False, place_chain=(2, 1), end_chain=1),
+    "now": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=4, tail_pair=True,
+                open_fence="batch", commit_fences=1, timing_adds=0, ahead=True, mirror_chain=4, seq_volatile=0,
+                scan_steps=11, icrc_step=False, place_chain=(2, 1), end_chain=1),
     "h200-bb60521": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2,
                          open_fence="batch", commit_fences=1, timing_adds=0, ahead=True, mirror_chain=4,
                          seq_volatile=0, scan_steps=11, icrc_step=False, place_chain=(2, 1), end_chain=1),
@@ -475,7 +476,8 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
     per_round = min(n, warps * (32 // lanes))     # payloads a round copies
     rounds = math.ceil(n / per_round)
     chunks = math.ceil(chunks_pkt / lanes)        # a lane's chunks of one payload
-    groups = chunks // st["inflight"] + chunks % st["inflight"]
+    rest = chunks % st["inflight"]
+    groups = chunks // st["inflight"] + (rest // 2 + rest % 2 if st.get("tail_pair") else rest)
     lines = per_round * st["loads_chunk"] * chunks * max(1, lanes // 8)  # L1 passes of a round's loads
     t["place"] = rounds * (CAL["place_round"] + max(groups * g["l2"] + chunks * CAL["chunk_issue"],
                                                     lines * CAL["place_line"]))

@@ -4,8 +4,8 @@
  * played in turn.
  *
  * For every source alignment 0..15, destination offsets 0/4/8/16 and
- * lengths 0..300 plus a few frame-sized ones (those at 32, 4 and 1 lanes,
- * around the ends of the unrolled loops too), the copy must put exactly the
+ * lengths 0..300 plus a few frame-sized ones (those at 32, 8, 4 and 1
+ * lanes, around the ends of the unrolled loops too), the copy must put exactly the
  * source bytes in [dst, dst + len) and nothing outside.  The source ends
  * exactly at a page followed by a PROT_NONE guard page, or starts 64 bytes
  * after the previous one, so a load of a block wholly outside the source
@@ -42,9 +42,17 @@ int main(void)
 	for (size_t i = 0; i < span; i++)
 		lo[i] = (uint8_t)(i * 131u + 7u);
 	uint8_t *dbuf = (uint8_t *)aligned_alloc(64, 16384 + 128);
-	/* frame sizes, and around a lane's second and fourth chunk at 32 lanes (512 or 3 * 512, + 16 or 20) */
-	static const uint32_t big[] = { 1024, 1500 - 74, 4000, 8192, 527,  528,  531, 532,
-					1551, 1552, 1555, 1556, 2047, 2048, 2049 };
+	/*
+	 * Frame sizes, and the ends of the unrolled groups (frame.h: eight
+	 * chunks in flight aligned, then four; four shifted, then two): at 32
+	 * lanes a lane's 2nd, 4th and 8th chunk end at 528, 1552 and 3600, the
+	 * next group's first at 4112; at 8 and 4 lanes (a step of 128 or 64
+	 * bytes) around 144, 400, 912 and 80, 208, 464.
+	 */
+	static const uint32_t big[] = { 1024, 1500 - 74, 4000, 8192, 527,  528,  531,  532,  1551, 1552, 1555, 1556,
+					2047, 2048, 2049, 2575, 2576, 3599, 3600, 3601, 3616, 4111, 4112, 5647,
+					5648, 7695, 7696, 79,   80,   81,   143,  144,  207,  208,  209,  399,
+					400,  463,  464,  465,  911,  912,  913 };
 	const uint32_t n_big = sizeof(big) / sizeof(big[0]);
 	static const uint32_t dsts[] = { 0, 4, 8, 16 };
 	uint32_t cases = 0, funnel = 0;
@@ -54,8 +62,9 @@ int main(void)
 			for (uint32_t li = 0; li < 301 + n_big; li++) {
 				uint32_t len = li < 301 ? li : big[li - 301], da = dsts[di];
 				for (int end = 0; end < 2; end++)
-				for (uint32_t nli = 0; nli < (li < 301 ? 1u : 3u); nli++) { /* big ones at 4 and 1 lanes too */
-					const uint32_t nl = nli == 0 ? 32u : nli == 1 ? 4u : 1u;
+				for (uint32_t nli = 0; nli < (li < 301 ? 1u : 4u); nli++) { /* big ones at 8, 4 and 1 lanes too */
+					static const uint32_t lanes[] = { 32, 8, 4, 1 };
+					const uint32_t nl = lanes[nli];
 					/* the source against the upper guard, or 16-aligned-plus-sa after the lower one */
 					const uint8_t *src = end ? hi - len : lo + 64 + sa;
 					if (end && ((uintptr_t)src & 15) != sa)
