@@ -70,12 +70,19 @@ GI_HD static inline uint32_t gi_cuda_place_lanes(uint32_t max_payload)
  * (frame.h), so a 64-packet batch of 1 KiB payloads on 8 warps is one
  * round of 8 payloads per warp, 4 lanes each, not 8 rounds of one; 8 KiB
  * payloads keep 8 lanes, where a lane's chain of loads would outlast the
- * rounds it saves.
+ * rounds it saves.  A payload of more than GI_CUDA_WIDE_CHUNKS chunks keeps
+ * GI_CUDA_WIDE_LANES: a warp's load then touches 8 lines of 128 bytes, not
+ * 32 (one lane a payload takes 16 bytes of each), and the L1 takes a pass
+ * per line (bench/gpu_model.py: 256 payloads of 1 KiB in one round of a
+ * lane each, 31 µs; in four rounds of 4 lanes, 11 µs).
  */
 #define GI_CUDA_LANE_CHUNKS 64u
+#define GI_CUDA_WIDE_CHUNKS 16u
+#define GI_CUDA_WIDE_LANES 4u
 GI_HD static inline uint32_t gi_cuda_place_lanes_batch(uint32_t lanes, uint32_t chunks, uint32_t warps, uint32_t n)
 {
-	while (lanes > 1u && warps * (32u / lanes) < n && chunks <= GI_CUDA_LANE_CHUNKS * (lanes / 2u))
+	const uint32_t least = chunks > GI_CUDA_WIDE_CHUNKS ? GI_CUDA_WIDE_LANES : 1u;
+	while (lanes > least && warps * (32u / lanes) < n && chunks <= GI_CUDA_LANE_CHUNKS * (lanes / 2u))
 		lanes /= 2u;
 	return lanes;
 }

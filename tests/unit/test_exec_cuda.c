@@ -301,8 +301,11 @@ static void test_place_lanes(void **state)
 	assert_int_equal(gi_cuda_place_lanes_batch(32, 64, 8, 8), 32);   /* 8 payloads: a warp each */
 	assert_int_equal(gi_cuda_place_lanes_batch(32, 64, 8, 9), 16);
 	assert_int_equal(gi_cuda_place_lanes_batch(32, 64, 8, 64), 4);   /* 8 per warp */
-	assert_int_equal(gi_cuda_place_lanes_batch(32, 64, 8, 256), 1);  /* a lane each: 64 chunks */
-	assert_int_equal(gi_cuda_place_lanes_batch(32, 64, 8, 4096), 1); /* more rounds, never below a lane */
+	assert_int_equal(gi_cuda_place_lanes_batch(32, 64, 8, 256), 4);  /* wide payloads: 4 lanes, 4 rounds */
+	assert_int_equal(gi_cuda_place_lanes_batch(32, 64, 8, 4096), 4);
+	assert_int_equal(gi_cuda_place_lanes_batch(32, 16, 8, 256), 1);  /* 256 B: a lane each, one round */
+	assert_int_equal(gi_cuda_place_lanes_batch(32, 17, 8, 256), 4);  /* 257 B: wide */
+	assert_int_equal(gi_cuda_place_lanes_batch(2, 2, 8, 4096), 1);   /* more rounds, never below a lane */
 	/* ... but a lane copies at most 64 chunks: 8 KiB (512) keeps 8 lanes, 9000 B (563) 16 */
 	assert_int_equal(gi_cuda_place_lanes_batch(32, 512, 8, 64), 8);
 	assert_int_equal(gi_cuda_place_lanes_batch(32, 563, 8, 64), 16);
