@@ -182,6 +182,8 @@ CAL = dict(
     run=2.0,           # run_place + run_link: two L2 chains and ~270 instructions
     seq=1.67,          # per batch: solo_place's atomic ORs and the loop's setup
     seq_frame=2.19,    # per frame, beyond the fence of its open: window, open, end, publish (thread 0, L2 chains)
+    seq_enter=0.1,     # ... of which its pass 1 beyond the slot's load from L2 (the stall check, two stores):
+                       # an assumption, not measured (early_copy)
     place_round=0.8,   # per round of the warps' payloads: the records, the slot addresses
     chunk_issue=0.076,  # per chunk a lane moves: its loads' and store's instructions (a load latency, L2,
                         # per group of chunks in flight apart)
@@ -216,6 +218,10 @@ PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "pro
 #   lane_chunks    lanes per payload shrink until the batch is one round, while a lane copies at most this
 #                  many chunks (None: 32 lanes for 1 KiB or more, whatever the batch)
 #   loads_chunk    load instructions per 16-byte chunk of a payload 2-byte aligned (5 words, or 2 blocks)
+#   wide           (chunks, lanes): a payload of more chunks keeps at least these lanes (GI_CUDA_WIDE_*)
+#   early_copy     the payloads of the run's first group of frames are copied by every warp but thread 0's
+#                  while thread 0 finishes 2b (phase_sequence.h gi_solo_enter), when that group has two
+#                  frames or more (GI_SOLO_EARLY_FRAMES); phase 3 keeps the notes
 #   inflight       chunks a lane has in flight (whole groups; the rest one at a time, or with tail_pair two of
 #                  them at once first: frame.h's copy since 8 and 4 in flight)
 #   open_fence     "frame": a system fence per frame opened; "batch": one for a batch's opens
@@ -247,8 +253,8 @@ PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "pro
 #                  each counter add before it, 17, then n: 18; the batch's words first: 1 (this tree)
 STRUCTURE = {
     "now": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=4, tail_pair=True,
-                open_fence="batch", commit_fences=1, timing_adds=0, ahead=True, mirror_chain=4, seq_volatile=0,
-                scan_steps=11, icrc_step=False, place_chain=(2, 1), end_chain=1),
+                early_copy=True, wide=(16, 4), open_fence="batch", commit_fences=1, timing_adds=0, ahead=True,
+                mirror_chain=4, seq_volatile=0, scan_steps=11, icrc_step=False, place_chain=(2, 1), end_chain=1),
     "h200-bb60521": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2,
                          open_fence="batch", commit_fences=1, timing_adds=0, ahead=True, mirror_chain=4,
                          seq_volatile=0, scan_steps=11, icrc_step=False, place_chain=(2, 1), end_chain=1),
@@ -415,9 +421,11 @@ def lanes_for(payload):
     return lanes
 
 
-def lanes_for_batch(lanes, chunks, warps, n, lane_chunks):
-    """kernels/exec_cuda.h gi_cuda_place_lanes_batch() (lane_chunks: GI_CUDA_LANE_CHUNKS)"""
-    while lanes > 1 and warps * (32 // lanes) < n and chunks <= lane_chunks * (lanes // 2):
+def lanes_for_batch(lanes, chunks, warps, n, lane_chunks, wide=None):
+    """kernels/exec_cuda.h gi_cuda_place_lanes_batch() (lane_chunks: GI_CUDA_LANE_CHUNKS; wide: (GI_CUDA_WIDE_CHUNKS,
+    GI_CUDA_WIDE_LANES), None before them)"""
+    least = wide[1] if wide and chunks > wide[0] else 1
+    while lanes > least and warps * (32 // lanes) < n and chunks <= lane_chunks * (lanes // 2):
         lanes //= 2
     return lanes
 
@@ -471,16 +479,28 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
         CHAIN_THEN["seq_volatile"] - st["seq_volatile"]) * (g["l2"] - L1_HIT)
     t["sequence"] = CAL["seq"] + open_fences * fence_host + frames * seq_frame
     chunks_pkt = (payload + 15) // 16
-    if st["lane_chunks"]:
-        lanes = lanes_for_batch(lanes, chunks_pkt, warps, n, st["lane_chunks"])
-    per_round = min(n, warps * (32 // lanes))     # payloads a round copies
-    rounds = math.ceil(n / per_round)
-    chunks = math.ceil(chunks_pkt / lanes)        # a lane's chunks of one payload
-    rest = chunks % st["inflight"]
-    groups = chunks // st["inflight"] + (rest // 2 + rest % 2 if st.get("tail_pair") else rest)
-    lines = per_round * st["loads_chunk"] * chunks * max(1, lanes // 8)  # L1 passes of a round's loads
-    t["place"] = rounds * (CAL["place_round"] + max(groups * g["l2"] + chunks * CAL["chunk_issue"],
-                                                    lines * CAL["place_line"]))
+
+    def copy_us(w):
+        """The payloads copied by w warps: (rounds, µs)."""
+        ln = lanes if not st["lane_chunks"] else lanes_for_batch(lanes, chunks_pkt, w, n, st["lane_chunks"],
+                                                                  st.get("wide"))
+        per_round = min(n, w * (32 // ln))        # payloads a round copies
+        rounds = math.ceil(n / per_round)
+        chunks = math.ceil(chunks_pkt / ln)       # a lane's chunks of one payload
+        rest = chunks % st["inflight"]
+        groups = chunks // st["inflight"] + (rest // 2 + rest % 2 if st.get("tail_pair") else rest)
+        lines = per_round * st["loads_chunk"] * chunks * max(1, ln // 8)  # L1 passes of a round's loads
+        return rounds, rounds * (CAL["place_round"] + max(groups * g["l2"] + chunks * CAL["chunk_issue"],
+                                                          lines * CAL["place_line"]))
+
+    rounds, t["place"] = copy_us(warps)
+    if st.get("early_copy") and warps > 1 and frames >= 2:
+        # the payloads copied by the warps after thread 0's beside its 2b past the first group's opens (the
+        # bench's batches are one group); phase 3 is then the records' bookkeeping and notes alone
+        enter = frames * (g["l2"] + CAL["seq_enter"])
+        t["sequence"] = CAL["seq"] + open_fences * fence_host + enter + max(frames * seq_frame - enter,
+                                                                            copy_us(warps - 1)[1])
+        t["place"] = rounds * CAL["place_round"]
     t["verify"] = 0.0                             # custom format: no sender CRC
     # tensor: every thread on the round's frames, one group of sample bytes at a time (kernels/tensor.h):
     # bound by its instructions and their latency on the CTA's warps, not by bytes (CAL above), so per

@@ -78,6 +78,12 @@ struct gi_batch_hdr {
 	uint32_t solo_last;             /* the last of them, GI_REC_NONE */
 	uint32_t solo_frames;           /* frames the run touches: their first records in touched[] */
 	uint32_t solo_limit;            /* records of rank below it were placed (2b stopped there on a stall) */
+	uint32_t solo_early;            /* ... and those of rank below this were copied beside 2b (phase_sequence.h) */
+	uint32_t solo_e;                /* 2b's first group between its two passes: its end, */
+	uint32_t solo_opening;          /* the frames it opens (a bit each), */
+	uint32_t solo_stalled;          /* and whether frame solo_e stalled */
+	uint32_t solo_stall_rec;        /* the record of the stalled frame's start (GI_REC_NONE: none) */
+	uint32_t early_copied;          /* payloads copied beside 2b (solo_early of the first round) */
 	uint16_t scan_n[32];            /* the GPU's block scans: count and last index per warp of a pass, */
 	uint16_t scan_last[32];         /* in two halves taken by turns (exec_cuda.cu, gi_cta_scan) */
 };
@@ -155,6 +161,9 @@ GI_HD static inline void gi_batch_begin(struct gi_batch_hdr *h, uint32_t n)
 	h->solo_last = GI_REC_NONE;
 	h->solo_frames = 0;
 	h->solo_limit = 0;
+	h->solo_early = 0;
+	h->solo_stall_rec = GI_REC_NONE;
+	h->early_copied = 0;
 	for (uint32_t r = 0; r < GI_DROP__COUNT; r++)
 		h->drops[r] = 0;
 }
@@ -180,7 +189,7 @@ GI_HD static inline void gi_batch_end(const struct gi_batch_hdr *h, struct gi_ex
 	GI_UNROLL
 	for (uint32_t r = 0; r < GI_DROP__COUNT; r++)
 		drops[r] = h->drops[r];
-	const uint32_t n = h->n, runs = h->runs;
+	const uint32_t n = h->n, runs = h->runs, early = h->early_copied;
 	GI_UNROLL
 	for (uint32_t r = 0; r < GI_DROP__COUNT; r++)
 		if (drops[r])
@@ -189,6 +198,8 @@ GI_HD static inline void gi_batch_end(const struct gi_batch_hdr *h, struct gi_ex
 	GI_COUNTER_ADD(&ctr->batches, 1);
 	if (runs)
 		GI_COUNTER_ADD(&ctr->runs, runs);
+	if (early)
+		GI_COUNTER_ADD(&ctr->early_copied, early);
 }
 
 GI_EXTERN_C_END

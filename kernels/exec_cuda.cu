@@ -23,21 +23,18 @@
  *   2a run      a thread per packet: its place if its stream's packets are
  *               one in-order run (two passes: place, then link; with one
  *               stream per group, ranks and frame starts by block scans)
- *   2b sequence a thread per stream of the group: per frame of the run, or
- *               its packets in order through the serial steps; with one
- *               stream, then a thread per record sets its bit
+ *   2b sequence a thread per stream of the group: per frame of the run (its
+ *               first frames' payloads copied meanwhile by the other warps),
+ *               or its packets in order; then a thread per record sets its bit
  *   3  place    lanes per payload by its chunks and the batch's size
- *               (gi_cuda_place_lanes, _batch): as many payloads at once as
- *               make the batch one round, each lane 4 chunks in flight
- *   4  commit   a thread per stream (one: warp 0): final frames visible
- *               (persistent, and the read-ahead saw another batch: the
- *               warps after the commit's stage it into the other buffer
- *               meanwhile, the last thread reading ahead again)
+ *               (gi_cuda_place_lanes, _batch), each lane 8 loads in flight
+ *   4  commit   a thread per stream (one: warp 0): final frames visible (a
+ *               batch the read-ahead saw staged meanwhile into the other
+ *               buffer by the warps after the commit's, the last reading ahead)
  *   (2-4 again while a stream stalled on a busy slot)
- *   end         thread 0: batch counters, then every thread mirrors them and
- *               the group's stream counters, then thread 0 hands the slot
- *               back (fence, tail), or — the next batch staged — the next
- *               batch's last thread does, beside its parse
+ *   end         thread 0: batch counters, every thread mirrors them and the
+ *               group's stream counters, thread 0 hands the slot back (or,
+ *               the next batch staged, that one's last thread beside its parse)
  * Thread 0 alone polls the doorbells between batches (an idle CTA costs one
  * thread's polling); under load the read-ahead or the staged batch answers.
  *
@@ -376,12 +373,15 @@ __device__ static void gi_cta_scan_starts(struct gi_batch_hdr *h, uint32_t max_p
 #define GI_TRIP_FN __device__ static void gi_cta_trip
 #define GI_TRIP_BE struct gi_cta_trip_be
 #define GI_TRIP_FOR(step, w, nw) for (uint32_t w = threadIdx.x, nw = blockDim.x, once_ = 1; once_; once_ = 0)
-/* lanes per payload and payloads a warp copies at once, for this batch's size */
-#define GI_TRIP_PLACE_FOR(w, nw, lane, nlanes)                                                              \
-	for (uint32_t nlanes = gi_cuda_place_lanes_batch(be->lanes, be->chunks, (blockDim.x + 31) / 32, t->h->n), \
-		      w = threadIdx.x / 32 * (32 / nlanes) + threadIdx.x % 32 / nlanes,                            \
-		      nw = (blockDim.x + 31) / 32 * (32 / nlanes), lane = threadIdx.x % 32 % nlanes, once_ = 1;     \
+/* payloads by the warps from w0 on: lanes per payload and payloads a warp copies at once, for this batch's size */
+#define GI_CTA_PAYLOADS_FOR(w0, w, nw, lane, nlanes)                                                                  \
+	for (uint32_t nlanes = gi_cuda_place_lanes_batch(be->lanes, be->chunks, (blockDim.x + 31) / 32 - (w0), t->h->n), \
+		      w = (threadIdx.x / 32 - (w0)) * (32 / nlanes) + threadIdx.x % 32 / nlanes,                            \
+		      nw = ((blockDim.x + 31) / 32 - (w0)) * (32 / nlanes), lane = threadIdx.x % 32 % nlanes,               \
+		      once_ = threadIdx.x / 32 + 1 > (w0);                                                                 \
 	     once_; once_ = 0)
+#define GI_TRIP_PLACE_FOR(w, nw, lane, nlanes) GI_CTA_PAYLOADS_FOR(0u, w, nw, lane, nlanes)
+#define GI_TRIP_EARLY_FOR(w, nw, lane, nlanes) GI_CTA_PAYLOADS_FOR(1u, w, nw, lane, nlanes) /* beside thread 0 */
 #define GI_TRIP_COMMIT_FOR(w, nw, lane, nlanes) /* gi_cuda_commit_lanes: a thread a stream, or a warp for one */ \
 	for (uint32_t nlanes = gi_cuda_commit_lanes(t->n_streams, blockDim.x), w = threadIdx.x / nlanes,           \
 		      nw = blockDim.x / nlanes, lane = threadIdx.x % nlanes, once_ = 1; once_; once_ = 0)
@@ -526,7 +526,7 @@ __device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem,
 	struct gi_trip t = { .ctx = &a.state->ctx, .slot = stg, .h = h, .streams = &a.group_streams[grp.first_stream],
 			     .n_streams = grp.n_streams, .owner = g, .max_pkts = a.rings[ri].max_pkts,
 			     .split = a.rings[ri].split, .t8 = (const uint32_t *)(smem + GI_CUDA_SMEM_TAB), .now = cc->now,
-			     .icrc_inline = 0, .late_next = 1 };
+			     .icrc_inline = 0, .late_next = 1, .early = blockDim.x >= 64u };
 	gi_cta_trip(&t, &be);
 	gi_cta_end(a, smem, &be);
 }

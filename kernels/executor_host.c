@@ -52,6 +52,8 @@ void gi_exec_slot_host(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, st
 #define GI_TRIP_BE void
 #define GI_TRIP_FOR(step, w, nw) for (uint32_t w = 0, nw = 1; w < nw; w++)
 #define GI_TRIP_PLACE_FOR(w, nw, lane, nlanes) for (uint32_t w = 0, nw = 1, lane = 0, nlanes = 1; w < nw; w++)
+#define GI_TRIP_EARLY_FOR(w, nw, lane, nlanes) /* none: one worker copies each payload in phase 3 */ \
+	for (uint32_t w = 0, nw = 0, lane = 0, nlanes = 1; w < nw; w++)
 #define GI_TRIP_COMMIT_FOR(w, nw, lane, nlanes) for (uint32_t w = 0, nw = 1, lane = 0, nlanes = 1; w < nw; w++)
 #define GI_TRIP_ONE if (1)
 #define GI_TRIP_BARRIER() do { } while (0)
@@ -71,7 +73,7 @@ void gi_exec_slot_phased(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, 
 	gi_batch_begin(h, GI_MIN(slot->n_pkts, max_pkts));
 	struct gi_trip t = { .ctx = ctx, .slot = slot, .h = h, .streams = streams,
 			     .n_streams = streams ? n_streams : ctx->n_streams, .owner = owner, .max_pkts = max_pkts,
-			     .split = split, .t8 = NULL, .now = now, .icrc_inline = 1, .late_next = 0 };
+			     .split = split, .t8 = NULL, .now = now, .icrc_inline = 1, .late_next = 0, .early = 0 };
 	host_trip(&t, NULL);
 	gi_batch_end(h, ctr);
 }

@@ -532,10 +532,11 @@ GI_HD static inline void gi_solo_frames_serial(struct gi_batch_hdr *h, uint32_t 
 }
 
 /*
- * 2b for the group's one stream (in deferred mode), per frame of the run.
- * Returns 1 when it stalled (the record starting that frame is LOCATED;
- * it and the later ones go the serial way next round); h->solo_limit says
- * which ranks gi_phase_solo_place() then places.
+ * 2b for the group's one stream (in deferred mode), per frame of the run:
+ * gi_solo_enter(), then gi_solo_finish() (gi_solo_commit() is the two).
+ * The run's stall (a frame whose slot is busy) leaves the record starting
+ * that frame and the later ones to the serial way next round;
+ * h->solo_limit says which ranks gi_phase_solo_place() then places.
  *
  * The frames go in groups that open with one system fence between every
  * odd seqlock word and any slot byte (gi_frame_open's three parts): pass
@@ -552,68 +553,134 @@ GI_HD static inline void gi_solo_frames_serial(struct gi_batch_hdr *h, uint32_t 
  * the frame-by-frame order makes (test_phased compares with the serial
  * path), at one fence per group, most often one per batch, where a
  * fence per frame opened was thread 0's largest cost per frame.
+ *
+ * Payloads beside pass 2.  Once the first group's pass 1 is done, every
+ * frame of that group is open or entered (its odd words fenced), and
+ * pass 2 writes only slot headers, bitmaps and stream state: the payload
+ * bytes of the records up to the group's end (ranks below h->solo_early)
+ * may be copied meanwhile, by the workers pass 2 leaves idle (the GPU:
+ * every warp but thread 0's; `early`: the backend has such workers, else
+ * solo_early stays 0 and phase 3 copies every payload).  Pass 2 writes no
+ * record meanwhile (the stalled one's state waits for
+ * gi_phase_solo_place).  Only when the group has GI_SOLO_EARLY_FRAMES
+ * frames or more: pass 2 costs thread 0 about 1.6 to 2.2 µs a frame on an
+ * H200 (bench/gpu_model.md), a batch of 64 payloads of 1 KiB takes 2.4 to
+ * 4 µs to copy on one warp fewer than the CTA has, and one whose run is a
+ * single frame would wait longer for the copy than it saves; 256 payloads
+ * of 64 B (four frames) copy well inside the four frames' pass 2.
  */
-#define GI_SOLO_GROUP 32u /* frames per group at most (a bit each in a mask) */
-GI_HD static inline uint32_t gi_solo_commit(struct gi_stream_rt *st, struct gi_batch_hdr *h, uint32_t max_pkts,
-					    uint64_t now)
+#define GI_SOLO_GROUP 32u       /* frames per group at most (a bit each in a mask) */
+#define GI_SOLO_EARLY_FRAMES 2u /* frames in the first group for its payloads to be copied beside pass 2 */
+
+/* Pass 1 of the group from frame k of the run: returns its end e; its opens in *opening, a stall at e in *stalled. */
+GI_HD static inline uint32_t gi_solo_group_enter(struct gi_stream_rt *st, const struct gi_batch_hdr *h,
+						 const struct gi_rec *rec, const uint16_t *starts, uint32_t k,
+						 uint64_t now, uint32_t *opening, uint32_t *stalled)
 {
-	struct gi_rec *rec = gi_batch_recs(h);
-	const uint16_t *starts = gi_batch_touched(h, max_pkts);
-	const struct gi_rec *lr = h->solo_last == GI_REC_NONE ? NULL : &rec[h->solo_last]; /* the last located */
 	const uint64_t n_slots = st->div_slots.d;
+	const uint64_t first = rec[starts[k]].frame;
+	uint32_t e = k;
+
+	*opening = 0;
+	*stalled = 0;
+	for (; e < h->solo_frames && e - k < GI_SOLO_GROUP; e++) {
+		const struct gi_rec *r = &rec[starts[e]];
+		const uint64_t frame = r->frame;
+		if (e > k && (frame - st->next_pub >= GI_MIN((uint64_t)st->window, n_slots) || frame - first >= n_slots))
+			break;
+		/* gi_seq_locate()'s window push, at the frame's first packet */
+		if (frame - st->next_pub >= st->window)
+			gi_stream_advance(st, frame - st->window + 1, GI_FRAME_PARTIAL, now);
+		struct gi_frame_slot *s = gi_stream_slot(st, frame);
+		if (gi_frame_is_open(s, frame))
+			continue;
+		/* gi_seq_open()'s stall: the slot's frame is final but not yet visible */
+		if (st->pend_n && (s->seq & 1) && s->frame != frame) {
+			*stalled = 1;
+			break;
+		}
+		gi_frame_open_enter(st, s, frame);
+		*opening |= 1u << (e - k);
+	}
+	if (*opening)
+		GI_FENCE_RELEASE();
+	return e;
+}
+
+/* Pass 2 of the group [k, e) of the run: the slots of the frames it opened, the counts, the ends. */
+GI_HD static inline void gi_solo_group_fill(struct gi_stream_rt *st, const struct gi_batch_hdr *h,
+					    const struct gi_rec *rec, const uint16_t *starts, uint32_t k, uint32_t e,
+					    uint32_t opening, uint64_t now)
+{
+	const struct gi_rec *lr = h->solo_last == GI_REC_NONE ? NULL : &rec[h->solo_last]; /* the last located */
+
+	for (uint32_t j = k; j < e; j++) {
+		const struct gi_rec *r = &rec[starts[j]];
+		const struct gi_rec *next = j + 1 < h->solo_frames ? &rec[starts[j + 1]] : NULL;
+		const struct gi_rec *end = next ? &rec[next->prev] : lr; /* the frame's last record */
+		const uint64_t frame = r->frame;
+		struct gi_frame_slot *s = gi_stream_slot(st, frame);
+		if (opening & (1u << (j - k)))
+			gi_frame_open_fill(st, s, frame, r->pi.sensor_id, gi_seq_sensor_frame(st, &r->pi, frame),
+					   r->pi.timestamp, now);
+		if (frame > st->max_frame)
+			st->max_frame = frame;
+		if (frame < st->min_frame)
+			st->min_frame = frame;
+		uint32_t n = (next ? next->rank : h->solo_total) - r->rank;
+		if (end->pi.meta) /* a frame's record is its last index: the frame's last in the run */
+			gi_seq_sender(st, s, &end->pi);
+		gi_seq_fast_frame_end(st, s, frame, n, end->index, NULL, 0, end->pi.closes_frame,
+				      now); /* bits: in parallel, gi_phase_solo_place */
+	}
+}
+
+/*
+ * The first group's pass 1 (one worker).  Its end, opens and stall wait in
+ * h for gi_solo_finish(); h->solo_early: the records whose payloads may be
+ * copied before gi_solo_finish() is done (above), with `early` workers.
+ */
+GI_HD static inline void gi_solo_enter(struct gi_stream_rt *st, struct gi_batch_hdr *h, uint32_t max_pkts,
+				       uint64_t now, uint32_t early)
+{
+	const struct gi_rec *rec = gi_batch_recs(h);
+	const uint16_t *starts = gi_batch_touched(h, max_pkts);
 
 	h->solo_limit = h->solo_total;
-	for (uint32_t k = 0; k < h->solo_frames;) {
-		/* pass 1: window push (the group's first frame only), stall check, odd seq words */
-		const uint64_t first = rec[starts[k]].frame;
-		uint32_t e = k, opening = 0, stalled = 0;
-		for (; e < h->solo_frames && e - k < GI_SOLO_GROUP; e++) {
+	h->solo_early = 0;
+	h->solo_e = 0;
+	h->solo_opening = 0;
+	h->solo_stalled = 0;
+	h->solo_stall_rec = GI_REC_NONE;
+	if (h->solo_frames == 0)
+		return;
+	h->solo_e = gi_solo_group_enter(st, h, rec, starts, 0, now, &h->solo_opening, &h->solo_stalled);
+	if (early && h->solo_e >= GI_SOLO_EARLY_FRAMES)
+		h->solo_early = h->solo_e < h->solo_frames ? rec[starts[h->solo_e]].rank : h->solo_total;
+	h->early_copied = h->solo_early;
+}
+
+/*
+ * The rest of 2b (the same worker): the first group's pass 2, then the
+ * run's later groups.  Returns 1 when it stalled.
+ */
+GI_HD static inline uint32_t gi_solo_finish(struct gi_stream_rt *st, struct gi_batch_hdr *h, uint32_t max_pkts,
+					    uint64_t now)
+{
+	const struct gi_rec *rec = gi_batch_recs(h);
+	const uint16_t *starts = gi_batch_touched(h, max_pkts);
+	const struct gi_rec *lr = h->solo_last == GI_REC_NONE ? NULL : &rec[h->solo_last]; /* the last located */
+	uint32_t k = 0, e = h->solo_e, opening = h->solo_opening, stalled = h->solo_stalled;
+
+	while (k < h->solo_frames) {
+		if (k > 0)
+			e = gi_solo_group_enter(st, h, rec, starts, k, now, &opening, &stalled);
+		gi_solo_group_fill(st, h, rec, starts, k, e, opening, now);
+		if (stalled) { /* the record starting frame e: LOCATED by gi_phase_solo_place */
 			const struct gi_rec *r = &rec[starts[e]];
-			const uint64_t frame = r->frame;
-			if (e > k && (frame - st->next_pub >= GI_MIN((uint64_t)st->window, n_slots) ||
-				      frame - first >= n_slots))
-				break;
-			/* gi_seq_locate()'s window push, at the frame's first packet */
-			if (frame - st->next_pub >= st->window)
-				gi_stream_advance(st, frame - st->window + 1, GI_FRAME_PARTIAL, now);
-			struct gi_frame_slot *s = gi_stream_slot(st, frame);
-			if (gi_frame_is_open(s, frame))
-				continue;
-			/* gi_seq_open()'s stall: the slot's frame is final but not yet visible */
-			if (st->pend_n && (s->seq & 1) && s->frame != frame) {
-				stalled = 1;
-				break;
-			}
-			gi_frame_open_enter(st, s, frame);
-			opening |= 1u << (e - k);
-		}
-		if (opening)
-			GI_FENCE_RELEASE();
-		/* pass 2: the slots of the frames it opened, the counts, the ends */
-		for (uint32_t j = k; j < e; j++) {
-			struct gi_rec *r = &rec[starts[j]];
-			const struct gi_rec *next = j + 1 < h->solo_frames ? &rec[starts[j + 1]] : NULL;
-			const struct gi_rec *end = next ? &rec[next->prev] : lr; /* the frame's last record */
-			const uint64_t frame = r->frame;
-			struct gi_frame_slot *s = gi_stream_slot(st, frame);
-			if (opening & (1u << (j - k)))
-				gi_frame_open_fill(st, s, frame, r->pi.sensor_id, gi_seq_sensor_frame(st, &r->pi, frame),
-						   r->pi.timestamp, now);
-			if (frame > st->max_frame)
-				st->max_frame = frame;
-			if (frame < st->min_frame)
-				st->min_frame = frame;
-			uint32_t n = (next ? next->rank : h->solo_total) - r->rank;
-			if (end->pi.meta) /* a frame's record is its last index: the frame's last in the run */
-				gi_seq_sender(st, s, &end->pi);
-			gi_seq_fast_frame_end(st, s, frame, n, end->index, NULL, 0, end->pi.closes_frame,
-					      now); /* bits: in parallel, next */
-		}
-		if (stalled) {
-			struct gi_rec *r = &rec[starts[e]];
-			r->state = GI_REC_LOCATED;
 			st->stall = 1;
 			h->solo_limit = r->rank;
+			h->solo_stall_rec = starts[e];
 			lr = r;
 			break;
 		}
@@ -630,7 +697,18 @@ GI_HD static inline uint32_t gi_solo_commit(struct gi_stream_rt *st, struct gi_b
 	return st->stall;
 }
 
-/* After gi_solo_commit(), worker w of nw: its records of the run placed, their bits set. */
+/* 2b for the one stream, by one worker: gi_solo_enter() then gi_solo_finish(), nothing copied between. */
+GI_HD static inline uint32_t gi_solo_commit(struct gi_stream_rt *st, struct gi_batch_hdr *h, uint32_t max_pkts,
+					    uint64_t now)
+{
+	gi_solo_enter(st, h, max_pkts, now, 0);
+	return gi_solo_finish(st, h, max_pkts, now);
+}
+
+/*
+ * After gi_solo_finish(), worker w of nw: its records of the run placed,
+ * their bits set; the stalled frame's first record located.
+ */
 GI_HD static inline void gi_phase_solo_place(const struct gi_exec_ctx *ctx, struct gi_batch_hdr *h, uint32_t w,
 					     uint32_t nw)
 {
@@ -640,8 +718,13 @@ GI_HD static inline void gi_phase_solo_place(const struct gi_exec_ctx *ctx, stru
 
 	for (uint32_t i = w; i < h->n; i += nw) {
 		struct gi_rec *r = &rec[i];
-		if (r->state != GI_REC_PARSED || r->rank >= h->solo_limit)
+		if (r->state != GI_REC_PARSED)
 			continue;
+		if (r->rank >= h->solo_limit) { /* the stalled frame's first record waits, located, for the next round */
+			if (i == h->solo_stall_rec)
+				r->state = GI_REC_LOCATED;
+			continue;
+		}
 		gi_stream_geom_use(&geo, ctx, r->stream);
 		uint64_t *word = &gi_frame_bitmap(gi_geom_slot(&geo, r->frame))[r->index >> 6];
 		/* Atomic among this CTA's threads, which is all it must be: the CTA

@@ -8,7 +8,8 @@
  *   scan      phase_sequence.h  (backend: GI_TRIP_SCAN_RANKS)   one stream: ranks and predecessors
  *   run       phase_sequence.h  gi_phase_run_place, then gi_phase_run_link (their AND: one in-order run?)
  *   scan      phase_sequence.h  (backend: GI_TRIP_SCAN_STARTS)  one stream's run: its frames' first records
- *   sequence  phase_sequence.h  gi_solo_commit + gi_phase_solo_place, or gi_phase_sequence_stream
+ *   sequence  phase_sequence.h  gi_solo_enter, gi_solo_finish beside phase_place.h's
+ *                               gi_phase_place_early, gi_phase_solo_place; or gi_phase_sequence_stream
  *   place     phase_place.h     gi_phase_place          a worker per payload, lanes per chunk
  *   verify    stream_publish.h  gi_stream_pending_pass  a sender's frame CRC, in slices
  *   commit    phase_commit.h    gi_phase_commit_stream  a worker per stream (GPU, one stream: a warp)
@@ -46,6 +47,7 @@ struct gi_trip {
 	uint64_t now;
 	uint32_t icrc_inline;        /* parse checks rocev2 ICRCs itself (one worker a packet anyway) */
 	uint32_t late_next;          /* commit leaves next_frame to the batch's end (the GPU's last fence) */
+	uint32_t early;              /* GI_TRIP_EARLY_FOR has workers: payloads copied beside 2b (trip_body.h) */
 };
 
 /* The group's k-th stream. */

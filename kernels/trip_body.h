@@ -12,6 +12,11 @@
  *                                w = 0 .. nw - 1 in turn)
  *   GI_TRIP_PLACE_FOR(w, nw, lane, nlanes)   the same for phase 3's payloads
  *                                (worker) and 16-byte chunks (lane)
+ *   GI_TRIP_EARLY_FOR(w, nw, lane, nlanes)   the same for the payloads copied
+ *                                beside 2b's one worker (phase_sequence.h,
+ *                                gi_solo_enter), by workers other than that
+ *                                one (GPU: the warps after its; none where
+ *                                t->early is 0)
  *   GI_TRIP_COMMIT_FOR(w, nw, lane, nlanes)  the same for phase 4's streams
  *                                (worker) and the lanes of a warp that
  *                                work on one together (lane; the host's
@@ -36,8 +41,8 @@
  * has passed.
  */
 #if !defined(GI_TRIP_FN) || !defined(GI_TRIP_BE) || !defined(GI_TRIP_FOR) || !defined(GI_TRIP_PLACE_FOR) || \
-	!defined(GI_TRIP_COMMIT_FOR) || !defined(GI_TRIP_ONE) || !defined(GI_TRIP_BARRIER) ||                   \
-	!defined(GI_TRIP_ALL) || !defined(GI_TRIP_ANY) ||                                                       \
+	!defined(GI_TRIP_EARLY_FOR) || !defined(GI_TRIP_COMMIT_FOR) || !defined(GI_TRIP_ONE) ||                \
+	!defined(GI_TRIP_BARRIER) || !defined(GI_TRIP_ALL) || !defined(GI_TRIP_ANY) ||                         \
 	!defined(GI_TRIP_SCAN_RANKS) || !defined(GI_TRIP_SCAN_STARTS) || !defined(GI_TRIP_MARK) ||              \
 	!defined(GI_TRIP_BESIDE_COMMIT)
 #error "trip_body.h: define every GI_TRIP_ hook first (see its head)"
@@ -82,13 +87,20 @@ GI_TRIP_FN(struct gi_trip *t, GI_TRIP_BE *be)
 	}
 
 	for (;;) {
-		/* 2b: one stream's run per frame, then a worker per record sets its bit;
-		 * otherwise a worker per stream, its records in order */
+		/* 2b: one stream's run per frame (the first group's frames entered, then
+		 * the rest, its payloads copied meanwhile), then a worker per record
+		 * sets its bit; otherwise a worker per stream, its records in order */
 		if (solo && run && h->round == 0) {
+			struct gi_stream_rt *st = &ctx->streams[gi_trip_stream(t, 0)];
 			GI_TRIP_ONE {
-				struct gi_stream_rt *st = &ctx->streams[gi_trip_stream(t, 0)];
 				gi_phase_sequence_begin(st);
-				h->more = gi_solo_commit(st, h, t->max_pkts, t->now);
+				gi_solo_enter(st, h, t->max_pkts, t->now, t->early);
+			}
+			GI_TRIP_BARRIER();
+			GI_TRIP_EARLY_FOR(w, nw, lane, nlanes) /* (the host's turns: the copies first) */
+				gi_phase_place_early(ctx, t->slot, t->max_pkts, t->split, h, w, nw, lane, nlanes);
+			GI_TRIP_ONE {
+				h->more = gi_solo_finish(st, h, t->max_pkts, t->now);
 				h->runs++;
 			}
 			GI_TRIP_BARRIER();
@@ -167,9 +179,10 @@ GI_TRIP_FN(struct gi_trip *t, GI_TRIP_BE *be)
 		GI_TRIP_BESIDE_COMMIT(t, be);
 		const uint32_t again = GI_TRIP_ANY(h->more != 0); /* a stream stalled on a busy slot */
 		GI_TRIP_MARK(GI_STEP_COMMIT);
-		GI_TRIP_ONE { /* rounds so far; another one's stalls start from none */
+		GI_TRIP_ONE { /* rounds so far; another one's stalls start from none, and it copies every payload */
 			h->round++;
 			h->more = 0;
+			h->solo_early = 0;
 		}
 		if (!again)
 			break;

@@ -81,6 +81,7 @@ struct exec_fixture {
 	struct gi_batch_hdr *twin_scratch;
 	uint32_t twin_stalls;         /* phased batches that took more than one round */
 	uint32_t twin_runs;           /* streams the phased batches sequenced as one in-order run */
+	uint32_t twin_run_stalls;     /* ... of which a stream's run stalled (one stream: gi_solo_finish) */
 	uint32_t twin_gpu_form;       /* the twin splits its phases as the GPU does (exf_phases_gpu_form) */
 	uint32_t twin_mixed;          /* the twin takes the serial path on every other batch (pipeline auto's
 				       * hand-overs: executor.h), the phased one on the rest */
@@ -292,6 +293,8 @@ static inline uint32_t exf_trip_workers(enum gi_step s)
 #define GI_TRIP_FOR(step, w, nw) for (uint32_t w = 0, nw = exf_trip_workers(step); w < nw; w++)
 #define GI_TRIP_PLACE_FOR(w, nw, lane, nlanes) /* three warps, each playing its 32 lanes */ \
 	for (uint32_t w = 0, nw = 3, lane = 0, nlanes = 32; w < nw; w++)
+#define GI_TRIP_EARLY_FOR(w, nw, lane, nlanes) /* the GPU's warps beside thread 0's 2b: two, 32 lanes each */ \
+	for (uint32_t w = 0, nw = 2, lane = 0, nlanes = 32; w < nw; w++)
 #define GI_TRIP_COMMIT_FOR(w, nw, lane, nlanes) \
 	for (uint32_t w = 0, nw = exf_trip_workers(GI_STEP_COMMIT), lane = 0, nlanes = 1; w < nw; w++)
 #define GI_TRIP_ONE if (1)
@@ -308,6 +311,8 @@ static inline uint32_t exf_trip_workers(enum gi_step s)
 #undef GI_TRIP_BE
 #undef GI_TRIP_FOR
 #undef GI_TRIP_PLACE_FOR
+#undef GI_TRIP_EARLY_FOR
+#undef GI_TRIP_COMMIT_FOR
 #undef GI_TRIP_ONE
 #undef GI_TRIP_BARRIER
 #undef GI_TRIP_ALL
@@ -331,7 +336,7 @@ static inline void exf_phases_gpu_form(struct gi_exec_ctx *ctx, struct gi_exec_c
 	gi_batch_begin(h, GI_MIN(slot->n_pkts, max_pkts));
 	struct gi_trip t = { .ctx = ctx, .slot = slot, .h = h, .streams = NULL, .n_streams = ctx->n_streams,
 			     .owner = GI_GROUP_ANY, .max_pkts = max_pkts, .split = split, .t8 = t8, .now = now,
-			     .icrc_inline = 0, .late_next = 1 };
+			     .icrc_inline = 0, .late_next = 1, .early = 1 };
 	exf_trip(&t, NULL);
 	gi_batch_end(h, ctr);
 	for (uint32_t s = 0; s < ctx->n_streams; s++) /* next_frame at the batch's end, as the GPU moves it */
@@ -352,6 +357,7 @@ static inline void flush_batch(struct exec_fixture *f)
 			f->twin_serial++;
 			f->twin_scratch->round = 0;
 			f->twin_scratch->runs = 0;
+			f->twin_scratch->solo_stall_rec = GI_REC_NONE;
 		} else if (f->twin_gpu_form)
 			exf_phases_gpu_form(&f->twin->ctx, &f->twin->ctr, s, f->conf.maxb, exf_layout(&f->conf), f->now,
 					    f->twin_scratch);
@@ -360,6 +366,7 @@ static inline void flush_batch(struct exec_fixture *f)
 					    exf_layout(&f->conf), f->now, f->twin_scratch);
 		f->twin_stalls += f->twin_scratch->round > 1;
 		f->twin_runs += f->twin_scratch->runs;
+		f->twin_run_stalls += f->twin_scratch->solo_stall_rec != GI_REC_NONE;
 		exf_twin_check(f, "a batch");
 	}
 	f->fed += f->n;

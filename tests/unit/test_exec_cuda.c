@@ -99,6 +99,21 @@ static const struct exf_conf tight = {
 	.slots = 2, .frame_timeout_ns = 0, .stream = world_port, .tensor = &world_tensor,
 };
 
+/*
+ * Stream 0 alone (stream 1's packets have no stream), as a steered queue's
+ * CTA serves it: 2b per frame of the run by thread 0, the payloads of its
+ * first group copied meanwhile by the other warps (phase_sequence.h); and
+ * the same on 2 slots, where the run stalls and the copies stop before it.
+ */
+static const struct exf_conf solo = {
+	.format = GI_FORMAT_UDP_SEQ, .n_streams = 1, .packets = PPF, .payload = PAYLOAD, .window = WINDOW,
+	.slots = SLOTS, .frame_timeout_ns = 0, .stream = world_port, .tensor = &world_tensor,
+};
+static const struct exf_conf solo_tight = {
+	.format = GI_FORMAT_UDP_SEQ, .n_streams = 1, .packets = PPF, .payload = PAYLOAD, .window = 2,
+	.slots = 2, .frame_timeout_ns = 0, .stream = world_port, .tensor = &world_tensor,
+};
+
 static void add_pkt(struct traffic *t, int s, uint32_t frame, uint16_t idx, uint32_t seq)
 {
 	struct tp_opts o = { .udp_dst = (uint16_t)(6000 + s), .vlan = (frame & 1) ? 5 : -1 };
@@ -143,6 +158,35 @@ static struct traffic *make_traffic(void)
 	return t;
 }
 
+/*
+ * Stream 0 mostly in order, as one sensor's queue carries it: batches that
+ * are one in-order run of several frames, with stream 1's packets and junk
+ * (no stream) inside some of them, and a few that are not a run (a copy, a
+ * loss, a frame backwards).
+ */
+static struct traffic *make_solo_traffic(void)
+{
+	struct traffic *t = calloc(1, sizeof(*t));
+	t->pkt = calloc(MAXPKTS, TP_MAX);
+	t->seg0 = calloc(MAXPKTS, TP_MAX);
+	t->seg1 = calloc(MAXPKTS, TP_MAX);
+	uint32_t seq = 0, seq1 = 0;
+	for (uint32_t fr = 0; fr < 48; fr++)
+		for (int k = 0; k < PPF; k++) {
+			uint16_t p = (uint16_t)(fr == 33 ? PPF - 1 - k : k);
+			uint32_t q = seq++;
+			if (fr == 30 && p == 5)
+				continue; /* lost */
+			add_pkt(t, 0, fr, p, q);
+			if (fr == 20 && p == 3)
+				add_pkt(t, 0, fr, p, q); /* a copy */
+			if (fr >= 10 && fr < 13 && k % 3 == 0)
+				add_pkt(t, 1, fr, p, seq1++); /* stream 1's: no stream here */
+		}
+	assert_true(t->n <= MAXPKTS);
+	return t;
+}
+
 static void free_traffic(struct traffic *t)
 {
 	free(t->pkt);
@@ -180,7 +224,7 @@ static void fill_slot(struct gi_batch_slot *slot, const struct traffic *t, uint3
 
 static void assert_same_world(const struct exec_fixture *a, const struct exec_fixture *b, int compare_times)
 {
-	for (int s = 0; s < NSTREAMS; s++) {
+	for (int s = 0; s < a->conf.n_streams; s++) {
 		const struct gi_stream_rt *x = &a->st[s], *y = &b->st[s];
 		assert_memory_equal(&x->c, &y->c, sizeof(x->c));
 		assert_int_equal(x->next_pub, y->next_pub);
@@ -507,14 +551,14 @@ static int big_slots_one_buffer(void)
 static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const struct exf_conf *conf,
 		   uint32_t ring_pkts)
 {
-	struct traffic *t = make_traffic();
+	struct traffic *t = conf->n_streams == 1 ? make_solo_traffic() : make_traffic();
 	struct exec_fixture ref, gw;
 	exf_init(&ref, conf);
 	exf_init(&gw, conf);
 	/* a consumer counted asleep on every ring: the waker's sleeper path and
 	 * FUTEX_WAKE run (nobody is in the futex, so none is woken) */
 	uint32_t sleeping = 1;
-	for (int s = 0; s < NSTREAMS; s++)
+	for (int s = 0; s < conf->n_streams; s++)
 		gw.st[s].waiters = &sleeping;
 	struct gi_cuda_drv drv;
 	assert_true(open_gpu(&drv));
@@ -596,38 +640,48 @@ static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const st
 	struct exec_fixture form;
 	exf_init(&form, conf);
 	struct gi_batch_hdr *scratch = aligned_alloc(64, GI_ALIGN_UP(gi_batch_scratch_bytes(MAXB), 64));
-	uint32_t stalls = 0;
+	uint32_t stalls = 0, runs = 0;
 	for (uint32_t from = 0; from < t->n; from += MAXB, now += 10) {
 		uint32_t n = GI_MIN((uint32_t)MAXB, t->n - from);
 		fill_slot(gi_ring_slot(rr, 0), t, from, n, split, t->pkt, t->seg0, t->seg1);
 		gi_exec_slot_host(&ref.ctx, &ref.ctr, gi_ring_slot(rr, 0), MAXB, (uint32_t)split, now);
 		exf_phases_gpu_form(&form.ctx, &form.ctr, gi_ring_slot(rr, 0), MAXB, (uint32_t)split, now, scratch);
 		stalls += scratch->round > 1;
+		runs += scratch->runs > 0;
 	}
-	for (int s = 0; s < NSTREAMS; s++)
+	for (int s = 0; s < conf->n_streams; s++)
 		gi_stream_flush(&ref.st[s], now);
 	assert_same_world(&ref, &gw, 0);
-	printf("# %llu batches, %u of them more than one round\n", (unsigned long long)batches, stalls);
-	if (conf == &tight)
+	printf("# %llu batches, %u of them more than one round, %u with a stream's run\n", (unsigned long long)batches,
+	       stalls, runs);
+	if (conf == &tight || conf == &solo_tight)
 		assert_true(stalls > 0);
+	if (conf->n_streams == 1) /* runs: their first frames' payloads copied beside thread 0's 2b */
+		assert_true(runs > 0);
 	free(scratch);
 	exf_fini(&form);
 	assert_int_equal(gw.ctr.batches, batches);
 	assert_true(gw.st[0].c.packets > 0);
+	if (conf->n_streams == 1) { /* runs of several frames: payloads copied beside thread 0's 2b */
+		printf("# one stream: %llu runs, %llu payloads copied beside 2b\n", (unsigned long long)gw.ctr.runs,
+		       (unsigned long long)gw.ctr.early_copied);
+		assert_true(gw.ctr.runs > 0 && gw.ctr.early_copied > 0);
+	}
 	/* batches 1..3 of the full ring were staged by their predecessors' ends
 	 * (later ones too, if the producer kept ahead); a launched pass never stages ahead */
 	printf("# %s, %u ring%s: %llu of %llu batches staged ahead\n", mode == GI_EXEC_LAUNCH ? "launch" : "persistent",
 	       n_rings, n_rings > 1 ? "s" : "", (unsigned long long)gw.ctr.staged_ahead, (unsigned long long)batches);
 	const char *tpr = getenv("GI_THREADS_PER_RING");
 	if (mode == GI_EXEC_LAUNCH || one_buf ||
-	    !gi_cuda_stages_ahead(tpr ? (uint32_t)strtoul(tpr, NULL, 10) : GI_CUDA_DEFAULT_THREADS, NSTREAMS))
+	    !gi_cuda_stages_ahead(tpr ? (uint32_t)strtoul(tpr, NULL, 10) : GI_CUDA_DEFAULT_THREADS,
+				  (uint32_t)conf->n_streams))
 		assert_int_equal(gw.ctr.staged_ahead, 0);
 	else
 		assert_true(gw.ctr.staged_ahead >= GI_MIN(batches, 4 * n_rings) - 1);
 	/* the launcher (launch) or waker (persistent) thread saw the kernels move
 	 * next_frame and bumped the consumers' futex word, last for the final move */
 	int published = 0;
-	for (int s = 0; s < NSTREAMS; s++)
+	for (int s = 0; s < conf->n_streams; s++)
 		if (gw.st[s].ring->next_frame > 0) {
 			published++;
 			assert_true(gw.st[s].ring->wake_seq > 0);
@@ -728,6 +782,9 @@ static void test_gpu_persistent(void **state)
 	/* one CTA, two rings: round robin, the next ring staged ahead */
 	assert_false(run_gpu(GI_EXEC_PERSISTENT, 0, 2, &world, MAXB));
 	assert_false(run_gpu(GI_EXEC_PERSISTENT, 0, 1, &tight, MAXB)); /* stalls: more than one round a batch */
+	/* one stream: its runs' payloads copied beside 2b (and stopped before a stall) */
+	assert_false(run_gpu(GI_EXEC_PERSISTENT, 0, 1, &solo, MAXB));
+	assert_false(run_gpu(GI_EXEC_PERSISTENT, 1, 1, &solo_tight, MAXB));
 	/* slots of 2048 split packets: on an H100's or H200's 227 KiB a CTA (the
 	 * emulation's too) room for one staging buffer, not two: no staging ahead
 	 * (a device with room for neither skips it; one with room for two stages) */
@@ -744,6 +801,7 @@ static void test_gpu_launch(void **state)
 	assert_false(run_gpu(GI_EXEC_LAUNCH, 0, 1, &world, MAXB));
 	/* (a pass serves each ring to its head in turn: not the batches' order) */
 	assert_false(run_gpu(GI_EXEC_LAUNCH, 1, 1, &world, MAXB));
+	assert_false(run_gpu(GI_EXEC_LAUNCH, 0, 1, &solo_tight, MAXB));
 	/* a pass never stages ahead, so it has one staging buffer: slots of 2048
 	 * split packets start where one fits (launch mode reserved two before, and was refused) */
 	if (big_slots_one_buffer() >= 0)

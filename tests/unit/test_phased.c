@@ -626,6 +626,42 @@ static void test_counter_half_range(void **state)
 }
 
 /*
+ * One stream placed by its counter alone, on 2 slots: each batch of 16
+ * packets in order spans 4 frames, so the run (2b per frame) stalls at its
+ * second group, whose slot the first group's frame still holds (final, not
+ * yet visible); the payloads copied beside 2b stop before it (the GPU's
+ * form: phase_sequence.h, gi_solo_enter) and the rest take the serial
+ * steps next round.  Both forms against the serial path, batch by batch.
+ */
+static void test_run_stalls_by_counter(void **state)
+{
+	(void)state;
+	static const struct exf_conf c64 = { .format = GI_FORMAT_CUSTOM, .n_streams = 1, .packets = PPF,
+					     .payload = PAYLOAD, .window = 2, .slots = 2, .maxb = MAXB,
+					     .stream = cust64_stream };
+	for (uint32_t form = 0; form < 2; form++) {
+		struct exec_fixture *f = exf_new(&c64);
+		f->twin_gpu_form = form;
+		for (uint64_t q = 0; q < 40 * 4 * PPF; q++) {
+			if (q == 90)
+				continue; /* a loss: that batch is no run */
+			queue_cust64(f, q);
+			if (f->n == 4 * PPF)
+				flush_batch(f); /* the fixture compares both paths after each batch */
+		}
+		if (f->n)
+			flush_batch(f);
+		exf_flush(f, 0, f->now);
+		assert_int_equal(accounted(f), f->fed);
+		assert_int_equal(f->st[0].c.lost, 1);
+		print_message("form %u: %u runs, %u batches of more rounds, %u runs stalled\n", form, f->twin_runs,
+			      f->twin_stalls, f->twin_run_stalls);
+		assert_true(f->twin_runs > 30 && f->twin_stalls > 30 && f->twin_run_stalls > 30);
+		exf_free(f);
+	}
+}
+
+/*
  * A stream's first batch: consumers must not see `started` before
  * next_frame (kernels/frame.h: once started, first_frame and next_frame
  * are valid), so with visibility deferred to phase 4 the started word
@@ -1233,6 +1269,7 @@ int main(void)
 		cmocka_unit_test(test_long_runs),
 		cmocka_unit_test(test_one_stream),
 		cmocka_unit_test(test_counter_half_range),
+		cmocka_unit_test(test_run_stalls_by_counter),
 		cmocka_unit_test(test_start_visible_with_next_frame),
 		cmocka_unit_test(test_two_worker_threads),
 		cmocka_unit_test(test_auto_hands_over),
