@@ -338,10 +338,7 @@ GI_HD static inline uint32_t gi_seq_fast_commit(struct gi_stream_rt *st, struct 
 				gi_frame_open(st, s, frame, r->pi.sensor_id, gi_seq_sensor_frame(st, &r->pi, frame),
 					      r->pi.timestamp, now);
 			}
-			if (frame > st->max_frame)
-				st->max_frame = frame;
-			if (frame < st->min_frame)
-				st->min_frame = frame;
+			gi_stream_span(st, frame);
 			n = 0;
 			word = NULL;
 		}
@@ -623,10 +620,7 @@ GI_HD static inline void gi_solo_group_fill(struct gi_stream_rt *st, const struc
 		if (opening & (1u << (j - k)))
 			gi_frame_open_fill(st, s, frame, r->pi.sensor_id, gi_seq_sensor_frame(st, &r->pi, frame),
 					   r->pi.timestamp, now);
-		if (frame > st->max_frame)
-			st->max_frame = frame;
-		if (frame < st->min_frame)
-			st->min_frame = frame;
+		gi_stream_span(st, frame);
 		uint32_t n = (next ? next->rank : h->solo_total) - r->rank;
 		if (end->pi.meta) /* a frame's record is its last index: the frame's last in the run */
 			gi_seq_sender(st, s, &end->pi);

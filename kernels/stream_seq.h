@@ -17,6 +17,15 @@ GI_EXTERN_C_BEGIN
 
 /* ---- the window ----------------------------------------------------------------- */
 
+/* Frame `frame` has a packet placed: the span of frames seen (min_frame .. max_frame) covers it. */
+GI_HD static inline void gi_stream_span(struct gi_stream_rt *st, uint64_t frame)
+{
+	if (frame > st->max_frame)
+		st->max_frame = frame;
+	if (frame < st->min_frame)
+		st->min_frame = frame;
+}
+
 /* Publish the in-order run of complete frames at the head of the window. */
 GI_HD static inline void gi_stream_publish_ready(struct gi_stream_rt *st, uint64_t now)
 {
@@ -486,10 +495,7 @@ GI_HD static GI_INLINE int gi_seq_open(struct gi_stream_rt *st, const struct gi_
 		return GI_SEQ_DONE;
 	}
 	*word = old | bit;
-	if (frame > st->max_frame)
-		st->max_frame = frame;
-	if (frame < st->min_frame)
-		st->min_frame = frame;
+	gi_stream_span(st, frame);
 	*slot = s;
 	return GI_SEQ_PLACE;
 }

@@ -605,15 +605,21 @@ static void queue_cust64(struct exec_fixture *f, uint64_t seq)
 	queue_len(f, fp_wrap_udp(b, 7000, 8 + PAYLOAD));
 }
 
+/* A fixture of that one stream, the phased twin in the host's form (0) or the GPU's (1). */
+static struct exec_fixture *cust64_new(uint32_t window, uint32_t slots, uint32_t form)
+{
+	const struct exf_conf c64 = { .format = GI_FORMAT_CUSTOM, .n_streams = 1, .packets = PPF, .payload = PAYLOAD,
+				      .window = window, .slots = slots, .maxb = MAXB, .stream = cust64_stream };
+	struct exec_fixture *f = exf_new(&c64);
+	f->twin_gpu_form = form;
+	return f;
+}
+
 static void test_counter_half_range(void **state)
 {
 	(void)state;
-	static const struct exf_conf c64 = { .format = GI_FORMAT_CUSTOM, .n_streams = 1, .packets = PPF,
-					     .payload = PAYLOAD, .window = 3, .slots = 8, .maxb = MAXB,
-					     .stream = cust64_stream };
 	for (uint32_t form = 0; form < 2; form++) {
-		struct exec_fixture *f = exf_new(&c64);
-		f->twin_gpu_form = form;
+		struct exec_fixture *f = cust64_new(3, 8, form);
 		queue_cust64(f, 0);
 		flush_batch(f);
 		queue_cust64(f, (1ull << 63) - 1);
@@ -636,12 +642,8 @@ static void test_counter_half_range(void **state)
 static void test_run_stalls_by_counter(void **state)
 {
 	(void)state;
-	static const struct exf_conf c64 = { .format = GI_FORMAT_CUSTOM, .n_streams = 1, .packets = PPF,
-					     .payload = PAYLOAD, .window = 2, .slots = 2, .maxb = MAXB,
-					     .stream = cust64_stream };
 	for (uint32_t form = 0; form < 2; form++) {
-		struct exec_fixture *f = exf_new(&c64);
-		f->twin_gpu_form = form;
+		struct exec_fixture *f = cust64_new(2, 2, form);
 		for (uint64_t q = 0; q < 40 * 4 * PPF; q++) {
 			if (q == 90)
 				continue; /* a loss: that batch is no run */
