@@ -22,7 +22,8 @@
 # median Mpps per case and its ratio to the reference's.
 #
 # Cases: persistent, 256 threads, 64-packet frames: 1 KiB batch 64 on 1, 4
-# and 16 rings; 64 B batch 256 on 4 rings; 8 KiB batch 64 on 4 rings.
+# and 16 rings; 64 B batch 256 on 4 rings; 8 KiB batch 64 on 4 rings.  Step
+# tables: 1 KiB batch 64, 64 B batch 256 and 8 KiB batch 64 on one ring.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 
@@ -122,6 +123,7 @@ print(json.dumps(dict(build=sys.argv[1], case=sys.argv[2], rc=int(sys.argv[4]), 
   for n in "${names[@]}"; do
     one "$n" steps_1k_b64 --rings 1 --payload 1024 --batch 64 --steps
     one "$n" steps_64_b256 --rings 1 --payload 64 --batch 256 --steps
+    one "$n" steps_8k_b64 --rings 1 --payload 8192 --batch 64 --steps
     one "$n" latency_1khz --rings 1 --payload 1024 --batch 64 --latency 1000
   done
   checks racecheck memcheck
@@ -157,7 +159,8 @@ for c in cases:
         if m and m[-1].get("steps_us"):
             s = m[-1]["steps_us"]
             print(f"  {n:<10} " + " ".join(f"{k} {v:.1f}" for k, v in s.items() if v >= 0.05) +
-                  f" | batch {m[-1]['batch_us']:.1f}, staged ahead {m[-1].get('staged_ahead', 0)}/{m[-1].get('batches')}")
+                  f" | batch {m[-1]['batch_us']:.1f}, staged ahead {m[-1].get('staged_ahead', 0)}/{m[-1].get('batches')}"
+                  f", payloads copied beside 2b {m[-1].get('early_copied', 0)}/{m[-1].get('placed')}")
 for n in names:
     m = [r["measured"] for r in rows if r["build"] == n and r["case"] == "latency_1khz"]
     if m and m[-1].get("latency_frames"):
