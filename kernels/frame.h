@@ -468,10 +468,11 @@ static inline void gi_frame_ring_make_mirror(struct gi_frame_ring_hdr *h, uint32
  * aligned, four (of two loads each) when shifted.  On an H200 the copy ran
  * at one load latency per group of chunks a lane moves (1 KiB payloads, 4
  * lanes each: 16 chunks a lane, 8 groups of two, 4.0 µs a batch of 64;
- * 8 KiB: 21 µs), far below what the SM's L1 and L2 carry; a lane's
- * remainder rides in the last group, predicated, not one chunk at a time.
- * More than these spills registers in k_persistent (sm_90: 8 shifted
- * groups, 188 -> 296 bytes of spill stores); these spill nothing more.
+ * 8 KiB: 21 µs), far below what the SM's L1 and L2 carry.  A lane's
+ * remainder goes half a group at once, then chunk by chunk: a predicated
+ * last group spilled 600 bytes more in k_persistent, and so did more in
+ * flight (sm_90: 8 shifted groups, 188 -> 296 bytes of spill stores);
+ * these spill about what two and four did (bench/gpu_model.md).
  */
 #define GI_COPY_INFLIGHT 8u
 #define GI_COPY_INFLIGHT_SHIFT 4u
@@ -527,8 +528,8 @@ GI_HD static inline void gi_copy_lanes(uint8_t *dst, const uint8_t *src, uint32_
 	 * or page), shifted by the source's offset in its block (gi_pick16).
 	 * Both 16-byte aligned (a split segment, a header of 16n bytes): one
 	 * load.  Each lane has eight loads in flight before it stores
-	 * (GI_COPY_INFLIGHT, _SHIFT), its last group predicated on the chunks
-	 * it has left.  Wide loads matter as much as the
+	 * (GI_COPY_INFLIGHT, _SHIFT), then its last chunks half as many at a
+	 * time, then one by one.  Wide loads matter as much as the
 	 * latency: a warp's load instruction costs the L1 a pass per 128-byte
 	 * line it touches, and five 4-byte loads per chunk (this copy's
 	 * earlier form) cost 2.5 times the passes of two 16-byte ones.  The

@@ -233,6 +233,21 @@
 #define GI_NOINLINE __attribute__((noinline))
 #endif
 
+/*
+ * GI_CONTRACT(c): a claim one worker's code makes about what another
+ * worker did first (a barrier's promise), which only a wrong change could
+ * break and no result would show: checked on the host and in the CUDA
+ * emulation, where the tests run the GPU's form (a trap: the test dies at
+ * the line), not in the GPU's own code, where it would cost a load.
+ */
+#if defined(__CUDA_ARCH__) && !defined(GI_CUDA_EMU)
+#define GI_CONTRACT(c) do { } while (0)
+#elif defined(GI_CUDA_EMU)
+#define GI_CONTRACT(c) do { if (!(c)) __trap(); } while (0)
+#else
+#define GI_CONTRACT(c) do { if (!(c)) __builtin_trap(); } while (0)
+#endif
+
 /* High 64 bits of a 64 x 64-bit product. */
 GI_HD static inline uint64_t gi_umulhi64(uint64_t a, uint64_t b)
 {

@@ -97,7 +97,11 @@ GI_HD static inline void gi_phase_place_early(const struct gi_exec_ctx *ctx, con
 		if (r->state != GI_REC_PARSED || r->rank >= early)
 			continue;
 		struct gi_pkt_desc d;
-		gi_place_rec(&geo, ctx, slot, max_pkts, split, r, i, 1, &d, lane, nlanes);
+		const struct gi_frame_slot *s = gi_place_rec(&geo, ctx, slot, max_pkts, split, r, i, 1, &d, lane, nlanes);
+		/* its frame open, or entered by 2b's first pass before the barrier: no payload byte of a
+		 * slot changes before its odd seqlock word (a slot header 2b may fill meanwhile, seq aside) */
+		GI_CONTRACT(GI_LOAD_RELAXED_U64(&s->seq) == 2 * r->frame + 1);
+		(void)s;
 	}
 }
 

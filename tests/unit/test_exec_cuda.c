@@ -171,11 +171,11 @@ static struct traffic *make_solo_traffic(void)
 	t->seg0 = calloc(MAXPKTS, TP_MAX);
 	t->seg1 = calloc(MAXPKTS, TP_MAX);
 	uint32_t seq = 0, seq1 = 0;
-	for (uint32_t fr = 0; fr < 48; fr++)
+	for (uint32_t fr = 0; fr < SLOTS - 2; fr++) /* no slot taken twice: each payload byte written once */
 		for (int k = 0; k < PPF; k++) {
-			uint16_t p = (uint16_t)(fr == 33 ? PPF - 1 - k : k);
+			uint16_t p = (uint16_t)(fr == 28 ? PPF - 1 - k : k);
 			uint32_t q = seq++;
-			if (fr == 30 && p == 5)
+			if (fr == 26 && p == 5)
 				continue; /* lost */
 			add_pkt(t, 0, fr, p, q);
 			if (fr == 20 && p == 3)
@@ -253,13 +253,17 @@ static void assert_same_world(const struct exec_fixture *a, const struct exec_fi
 	assert_int_equal(a->ctr.batches, b->ctr.batches);
 }
 
-/* Serial reference vs the phases split among workers and lanes, slot by slot. */
-static void run_phases_vs_serial(int split)
+/*
+ * Serial reference vs the phases split among workers and lanes, slot by
+ * slot; `conf` world, or solo: one stream's runs, their first frames'
+ * payloads copied beside 2b, each byte still written once.
+ */
+static void run_phases_vs_serial(int split, const struct exf_conf *conf)
 {
-	struct traffic *t = make_traffic();
+	struct traffic *t = conf->n_streams == 1 ? make_solo_traffic() : make_traffic();
 	struct exec_fixture ref, wp;
-	exf_init(&ref, &world);
-	exf_init(&wp, &world);
+	exf_init(&ref, conf);
+	exf_init(&wp, conf);
 	uint64_t rb = gi_ring_bytes(1, MAXB, (uint32_t)split);
 	struct gi_batch_ring *ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
 	memset(ring, 0, rb);
@@ -284,7 +288,7 @@ static void run_phases_vs_serial(int split)
 		assert_memory_equal(staged, slot, ring->slot_stride);
 		exf_phases_gpu_form(&wp.ctx, &wp.ctr, staged, MAXB, (uint32_t)split, now, h);
 	}
-	for (int s = 0; s < NSTREAMS; s++) {
+	for (int s = 0; s < conf->n_streams; s++) {
 		gi_stream_flush(&ref.st[s], now);
 		gi_stream_flush(&wp.st[s], now);
 	}
@@ -308,8 +312,13 @@ static void run_phases_vs_serial(int split)
 		total += write_count[b];
 	assert_int_equal(total, placed_bytes);
 	assert_int_equal(placed_bytes, wp.st[0].c.bytes);
-	assert_true(wp.st[0].c.duplicates == 1 && wp.st[0].c.late == 1 && wp.st[0].c.lost == 1);
-	assert_int_equal(wp.ctr.drops[GI_DROP_NO_STREAM], 1);
+	assert_true(wp.st[0].c.duplicates == 1 && wp.st[0].c.lost == 1);
+	if (conf->n_streams == 1) {
+		assert_true(wp.ctr.early_copied > 0);
+	} else {
+		assert_int_equal(wp.st[0].c.late, 1);
+		assert_int_equal(wp.ctr.drops[GI_DROP_NO_STREAM], 1);
+	}
 
 	free(write_count);
 	count_lo = count_hi = NULL;
@@ -324,13 +333,15 @@ static void run_phases_vs_serial(int split)
 static void test_phases_match_serial(void **state)
 {
 	(void)state;
-	run_phases_vs_serial(0);
+	run_phases_vs_serial(0, &world);
+	run_phases_vs_serial(0, &solo);
 }
 
 static void test_phases_match_serial_split(void **state)
 {
 	(void)state;
-	run_phases_vs_serial(1);
+	run_phases_vs_serial(1, &world);
+	run_phases_vs_serial(1, &solo);
 }
 
 /* Phase 3 on the GPU: lanes per payload, a power of two from 1 to a warp. */
@@ -662,16 +673,18 @@ static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const st
 	exf_fini(&form);
 	assert_int_equal(gw.ctr.batches, batches);
 	assert_true(gw.st[0].c.packets > 0);
-	if (conf->n_streams == 1) { /* runs of several frames: payloads copied beside thread 0's 2b */
+	const char *tpr = getenv("GI_THREADS_PER_RING");
+	if (conf->n_streams == 1) { /* runs of several frames: payloads copied beside thread 0's 2b (a second warp) */
 		printf("# one stream: %llu runs, %llu payloads copied beside 2b\n", (unsigned long long)gw.ctr.runs,
 		       (unsigned long long)gw.ctr.early_copied);
-		assert_true(gw.ctr.runs > 0 && gw.ctr.early_copied > 0);
+		assert_true(gw.ctr.runs > 0);
+		if (!tpr || strtoul(tpr, NULL, 10) >= 64)
+			assert_true(gw.ctr.early_copied > 0);
 	}
 	/* batches 1..3 of the full ring were staged by their predecessors' ends
 	 * (later ones too, if the producer kept ahead); a launched pass never stages ahead */
 	printf("# %s, %u ring%s: %llu of %llu batches staged ahead\n", mode == GI_EXEC_LAUNCH ? "launch" : "persistent",
 	       n_rings, n_rings > 1 ? "s" : "", (unsigned long long)gw.ctr.staged_ahead, (unsigned long long)batches);
-	const char *tpr = getenv("GI_THREADS_PER_RING");
 	if (mode == GI_EXEC_LAUNCH || one_buf ||
 	    !gi_cuda_stages_ahead(tpr ? (uint32_t)strtoul(tpr, NULL, 10) : GI_CUDA_DEFAULT_THREADS,
 				  (uint32_t)conf->n_streams))
