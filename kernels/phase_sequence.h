@@ -49,7 +49,7 @@
  * group has one stream, else each record looks back over the records
  * before it in shared memory); 2b with a worker per stream
  * (gi_phase_sequence_stream), or per frame for a group of one stream
- * (gi_solo_commit, below).
+ * (gi_solo_enter and gi_solo_finish, below).
  */
 #ifndef GI_PHASE_SEQUENCE_H
 #define GI_PHASE_SEQUENCE_H
@@ -530,7 +530,7 @@ GI_HD static inline void gi_solo_frames_serial(struct gi_batch_hdr *h, uint32_t 
 
 /*
  * 2b for the group's one stream (in deferred mode), per frame of the run:
- * gi_solo_enter(), then gi_solo_finish() (gi_solo_commit() is the two).
+ * gi_solo_enter(), then gi_solo_finish().
  * The run's stall (a frame whose slot is busy) leaves the record starting
  * that frame and the later ones to the serial way next round;
  * h->solo_limit says which ranks gi_phase_solo_place() then places.
@@ -689,14 +689,6 @@ GI_HD static inline uint32_t gi_solo_finish(struct gi_stream_rt *st, struct gi_b
 			st->raw_max = raw;
 	}
 	return st->stall;
-}
-
-/* 2b for the one stream, by one worker: gi_solo_enter() then gi_solo_finish(), nothing copied between. */
-GI_HD static inline uint32_t gi_solo_commit(struct gi_stream_rt *st, struct gi_batch_hdr *h, uint32_t max_pkts,
-					    uint64_t now)
-{
-	gi_solo_enter(st, h, max_pkts, now, 0);
-	return gi_solo_finish(st, h, max_pkts, now);
 }
 
 /*

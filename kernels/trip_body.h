@@ -92,13 +92,18 @@ GI_TRIP_FN(struct gi_trip *t, GI_TRIP_BE *be)
 		 * sets its bit; otherwise a worker per stream, its records in order */
 		if (solo && run && h->round == 0) {
 			struct gi_stream_rt *st = &ctx->streams[gi_trip_stream(t, 0)];
+			/* a first group of GI_SOLO_EARLY_FRAMES needs as many frames in the run (the
+			 * scan's, read by every worker alike): else no barrier between the two parts */
+			const uint32_t early = t->early && h->solo_frames >= GI_SOLO_EARLY_FRAMES;
 			GI_TRIP_ONE {
 				gi_phase_sequence_begin(st);
-				gi_solo_enter(st, h, t->max_pkts, t->now, t->early);
+				gi_solo_enter(st, h, t->max_pkts, t->now, early);
 			}
-			GI_TRIP_BARRIER();
-			GI_TRIP_EARLY_FOR(w, nw, lane, nlanes) /* (the host's turns: the copies first) */
-				gi_phase_place_early(ctx, t->slot, t->max_pkts, t->split, h, w, nw, lane, nlanes);
+			if (early) {
+				GI_TRIP_BARRIER();
+				GI_TRIP_EARLY_FOR(w, nw, lane, nlanes) /* (the host's turns: the copies first) */
+					gi_phase_place_early(ctx, t->slot, t->max_pkts, t->split, h, w, nw, lane, nlanes);
+			}
 			GI_TRIP_ONE {
 				h->more = gi_solo_finish(st, h, t->max_pkts, t->now);
 				h->runs++;

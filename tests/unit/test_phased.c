@@ -504,9 +504,9 @@ static void test_long_runs(void **state)
 
 /*
  * One stream, as steering leaves it on each queue: the GPU's per-frame 2b
- * (gi_solo_commit) and parallel bits (gi_phase_solo_place) against the
- * serial path, on clean runs and on every impairment above, at two frame
- * sizes (one frame per several batches, several frames per batch).
+ * (gi_solo_enter, gi_solo_finish) and parallel bits (gi_phase_solo_place)
+ * against the serial path, on clean runs and on every impairment above, at
+ * two frame sizes (one frame per several batches, several frames per batch).
  */
 /* A world of one rocev2 stream (the world's S_ROCE settings, as stream 0). */
 static void roce_alone(struct exec_fixture *f, int s)
