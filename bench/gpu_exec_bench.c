@@ -23,7 +23,8 @@
  * one in-order run (phase 2's fast path).  Prints one JSON object
  * (staged_ahead: batches a persistent CTA found staged beside the last
  * batch's commit, kernels/exec_cuda.cu; early_copied: payloads copied
- * beside a run's 2b, kernels/phase_sequence.h); with
+ * beside a run's 2b, kernels/phase_sequence_solo.h; lane_frames: frames
+ * a run's 2b filled a lane each, gi_solo_group_lanes); with
  * --steps also the CTAs' time per batch in each step of its trip
  * (kernels/steps.h, %globaltimer after each step's barrier): steps_us,
  * µs per batch averaged over every batch (warm-up included), and their
@@ -456,14 +457,14 @@ int main(int argc, char **argv)
 	       "\"threads\": %u, \"frame_packets\": %u, \"pool_packets_per_ring\": %u, \"seconds\": %u, "
 	       "\"placed_Mpps\": %.3f, \"placed_Gbps_payload\": %.2f, \"fed\": %llu, \"placed\": %llu, "
 	       "\"drops\": %llu, \"lost\": %llu, \"duplicates\": %llu, \"late\": %llu, \"batches\": %llu, "
-	       "\"run_batches\": %llu, \"staged_ahead\": %llu, \"early_copied\": %llu, \"stop\": %d, "
-	       "\"executor\": \"%s\", \"tensor\": \"%s\"",
+	       "\"run_batches\": %llu, \"staged_ahead\": %llu, \"early_copied\": %llu, \"lane_frames\": %llu, "
+	       "\"stop\": %d, \"executor\": \"%s\", \"tensor\": \"%s\"",
 	       b.drv.name, b.drv.emulated ? "true" : "false", b.mode == GI_EXEC_LAUNCH ? "launch" : "persistent", b.rings,
 	       b.payload, b.batch, b.threads, b.frame_packets, b.n_pkts, b.seconds, mpps, mpps * b.payload * 8e-3,
 	       (unsigned long long)fed, (unsigned long long)total, (unsigned long long)drops, (unsigned long long)lost,
 	       (unsigned long long)dups, (unsigned long long)late, (unsigned long long)ctr.batches,
 	       (unsigned long long)ctr.runs, (unsigned long long)ctr.staged_ahead, (unsigned long long)ctr.early_copied,
-	       rc, why,
+	       (unsigned long long)ctr.lane_frames, rc, why,
 	       b.tensor_arg ? b.tensor_arg : "");
 	if (b.steps && ctr.step_batches) { /* µs per batch of one CTA, by step (warm-up included) */
 		static const char *const names[GI_STEP__COUNT] = GI_STEP_NAMES;

@@ -72,18 +72,19 @@ struct gi_batch_hdr {
 	uint32_t n_touched;             /* host: streams in touched[] */
 	uint32_t runs;                  /* streams whose packets phase 2 took as one in-order run */
 	uint32_t drops[GI_DROP__COUNT]; /* this batch's drops, by any worker (GI_ATOMIC_ADD_U32) */
-	/* a group with one stream (phase_sequence.h, "One stream"): */
+	/* a group with one stream (phase_sequence_solo.h): */
 	uint32_t ranked;                /* 2a's ranks and predecessors are in the records already */
 	uint32_t solo_total;            /* parsed records */
 	uint32_t solo_last;             /* the last of them, GI_REC_NONE */
 	uint32_t solo_frames;           /* frames the run touches: their first records in touched[] */
 	uint32_t solo_limit;            /* records of rank below it were placed (2b stopped there on a stall) */
-	uint32_t solo_early;            /* ... and those of rank below this were copied beside 2b (phase_sequence.h) */
+	uint32_t solo_early;            /* ... and those of rank below this were copied beside 2b (phase_sequence_solo.h) */
 	uint32_t solo_e;                /* 2b's first group between its two passes: its end, */
 	uint32_t solo_opening;          /* the frames it opens (a bit each), */
 	uint32_t solo_stalled;          /* and whether frame solo_e stalled */
 	uint32_t solo_stall_rec;        /* the record of the stalled frame's start (GI_REC_NONE: none) */
 	uint32_t early_copied;          /* payloads copied beside 2b (solo_early of the first round) */
+	uint32_t lane_frames;           /* frames 2b sequenced a lane each (phase_sequence_solo.h, gi_solo_group_lanes) */
 	uint16_t scan_n[32];            /* the GPU's block scans: count and last index per warp of a pass, */
 	uint16_t scan_last[32];         /* in two halves taken by turns (exec_cuda.cu, gi_cta_scan) */
 };
@@ -164,6 +165,7 @@ GI_HD static inline void gi_batch_begin(struct gi_batch_hdr *h, uint32_t n)
 	h->solo_early = 0;
 	h->solo_stall_rec = GI_REC_NONE;
 	h->early_copied = 0;
+	h->lane_frames = 0;
 	for (uint32_t r = 0; r < GI_DROP__COUNT; r++)
 		h->drops[r] = 0;
 }
@@ -189,7 +191,7 @@ GI_HD static inline void gi_batch_end(const struct gi_batch_hdr *h, struct gi_ex
 	GI_UNROLL
 	for (uint32_t r = 0; r < GI_DROP__COUNT; r++)
 		drops[r] = h->drops[r];
-	const uint32_t n = h->n, runs = h->runs, early = h->early_copied;
+	const uint32_t n = h->n, runs = h->runs, early = h->early_copied, lanes = h->lane_frames;
 	GI_UNROLL
 	for (uint32_t r = 0; r < GI_DROP__COUNT; r++)
 		if (drops[r])
@@ -200,6 +202,8 @@ GI_HD static inline void gi_batch_end(const struct gi_batch_hdr *h, struct gi_ex
 		GI_COUNTER_ADD(&ctr->runs, runs);
 	if (early)
 		GI_COUNTER_ADD(&ctr->early_copied, early);
+	if (lanes)
+		GI_COUNTER_ADD(&ctr->lane_frames, lanes);
 }
 
 GI_EXTERN_C_END

@@ -23,9 +23,9 @@
  *   2a run      a thread per packet: its place if its stream's packets are
  *               one in-order run (two passes: place, then link; with one
  *               stream per group, ranks and frame starts by block scans)
- *   2b sequence a thread per stream of the group: per frame of the run (its
- *               first frames' payloads copied meanwhile by the other warps),
- *               or its packets in order; then a thread per record sets its bit
+ *   2b sequence a thread per stream of the group, its packets in order; or
+ *               per frame of the run (warp 0's lanes a frame each, or the other
+ *               warps copying payloads meanwhile); a thread per record sets its bit
  *   3  place    lanes per payload by its chunks and the batch's size
  *               (gi_cuda_place_lanes, _batch), each lane 8 loads in flight
  *   4  commit   a thread per stream (one: warp 0): final frames visible (a
@@ -46,7 +46,6 @@
  *               rings hold, once) and k_tick every tick_ns, on one
  *               in-order CUDA stream: kernels never overlap, so each group's
  *               CTA is again the only writer of its streams.
- *
  * Ordering rules and why each fence is there: kernels/README.md.
  */
 #include "exec_cuda.h"
@@ -378,10 +377,10 @@ __device__ static void gi_cta_scan_starts(struct gi_batch_hdr *h, uint32_t max_p
 	for (uint32_t nlanes = gi_cuda_place_lanes_batch(be->lanes, be->chunks, (blockDim.x + 31) / 32 - (w0), t->h->n), \
 		      w = (threadIdx.x / 32 - (w0)) * (32 / nlanes) + threadIdx.x % 32 / nlanes,                            \
 		      nw = ((blockDim.x + 31) / 32 - (w0)) * (32 / nlanes), lane = threadIdx.x % 32 % nlanes,               \
-		      once_ = threadIdx.x / 32 + 1 > (w0);                                                                 \
-	     once_; once_ = 0)
+		      once_ = threadIdx.x / 32 + 1 > (w0); once_; once_ = 0)
 #define GI_TRIP_PLACE_FOR(w, nw, lane, nlanes) GI_CTA_PAYLOADS_FOR(0u, w, nw, lane, nlanes)
 #define GI_TRIP_EARLY_FOR(w, nw, lane, nlanes) GI_CTA_PAYLOADS_FOR(1u, w, nw, lane, nlanes) /* beside thread 0 */
+#define GI_TRIP_SOLO_FOR(lane, nlanes) for (unsigned lane = threadIdx.x, nlanes = 32, one_ = lane < 32; one_; one_ = 0)
 #define GI_TRIP_COMMIT_FOR(w, nw, lane, nlanes) /* gi_cuda_commit_lanes: a thread a stream, or a warp for one */ \
 	for (uint32_t nlanes = gi_cuda_commit_lanes(t->n_streams, blockDim.x), w = threadIdx.x / nlanes,           \
 		      nw = blockDim.x / nlanes, lane = threadIdx.x % nlanes, once_ = 1; once_; once_ = 0)
@@ -471,9 +470,10 @@ __device__ static void gi_cta_end(const struct gi_cuda_args &a, uint8_t *smem, s
  * before a barrier): staged (or found staged), through the trip, then the
  * slot goes back to the rx lcore (gi_cta_end).  The caller has acquired a
  * head > idx in thread 0 and passed a barrier since, which carries that
- * ordering to every thread.  ahead: stage ahead (above).
+ * ordering to every thread.  ahead: stage ahead (above).  Inlined, as is
+ * gi_cta_run: past nvcc's budget each became a call, spilling around it.
  */
-__device__ static void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem, uint32_t ahead)
+__device__ static __forceinline__ void gi_cta_serve(const struct gi_cuda_args &a, uint8_t *smem, uint32_t ahead)
 {
 	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
 	const uint32_t tid = threadIdx.x, g = blockIdx.x;
@@ -732,7 +732,7 @@ __device__ static void gi_cta_pass_next(const struct gi_cuda_args &a, struct gi_
  * barrier-correct, the divergence is in the compiled code.
  */
 template <bool PASS>
-__device__ static void gi_cta_run(const struct gi_cuda_args &a, uint8_t *smem)
+__device__ static __forceinline__ void gi_cta_run(const struct gi_cuda_args &a, uint8_t *smem)
 {
 	struct gi_cta_ctl *cc = (struct gi_cta_ctl *)smem;
 

@@ -54,6 +54,7 @@ void gi_exec_slot_host(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, st
 #define GI_TRIP_PLACE_FOR(w, nw, lane, nlanes) for (uint32_t w = 0, nw = 1, lane = 0, nlanes = 1; w < nw; w++)
 #define GI_TRIP_EARLY_FOR(w, nw, lane, nlanes) /* none: one worker copies each payload in phase 3 */ \
 	for (uint32_t w = 0, nw = 0, lane = 0, nlanes = 1; w < nw; w++)
+#define GI_TRIP_SOLO_FOR(lane, nlanes) for (uint32_t lane = 0, nlanes = 1, once_ = 1; once_; once_ = 0)
 #define GI_TRIP_COMMIT_FOR(w, nw, lane, nlanes) for (uint32_t w = 0, nw = 1, lane = 0, nlanes = 1; w < nw; w++)
 #define GI_TRIP_ONE if (1)
 #define GI_TRIP_BARRIER() do { } while (0)

@@ -148,6 +148,40 @@
 #define GI_WARP_SYNC() do { } while (0)
 #endif
 
+/*
+ * A warp's lanes that share one piece of work (phase_sequence_solo.h: the frames
+ * of a group, one a lane) combine their parts: every lane of the warp calls
+ * these together, converged (the emulation checks it), and each gets the
+ * warp's result.  On the host the warp is one lane: its own value.
+ */
+#if defined(__CUDA_ARCH__)
+GI_HD static inline uint32_t gi_warp_all(uint32_t p) { return (uint32_t)__all_sync(0xffffffffu, (int)p); }
+GI_HD static inline uint32_t gi_warp_ballot(uint32_t p) { return __ballot_sync(0xffffffffu, (int)p); }
+GI_HD static inline uint32_t gi_warp_or_u32(uint32_t v) { return __reduce_or_sync(0xffffffffu, v); }
+GI_HD static inline uint32_t gi_warp_sum_u32(uint32_t v) { return __reduce_add_sync(0xffffffffu, v); }
+GI_HD static inline uint64_t gi_warp_sum_u64(uint64_t v)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+GI_HD static inline uint32_t gi_warp_from_u32(uint32_t v, uint32_t lane)
+{
+	return __shfl_sync(0xffffffffu, v, (int)lane);
+}
+GI_HD static inline uint32_t gi_popc_u32(uint32_t v) { return (uint32_t)__popc(v); }
+GI_HD static inline uint32_t gi_lowest_u32(uint32_t v) { return (uint32_t)__ffs((int)v) - 1; } /* v != 0 */
+#else
+GI_HD static inline uint32_t gi_warp_all(uint32_t p) { return p != 0; }
+GI_HD static inline uint32_t gi_warp_ballot(uint32_t p) { return p != 0; }
+GI_HD static inline uint32_t gi_warp_or_u32(uint32_t v) { return v; }
+GI_HD static inline uint32_t gi_warp_sum_u32(uint32_t v) { return v; }
+GI_HD static inline uint64_t gi_warp_sum_u64(uint64_t v) { return v; }
+GI_HD static inline uint32_t gi_warp_from_u32(uint32_t v, uint32_t lane) { (void)lane; return v; }
+GI_HD static inline uint32_t gi_popc_u32(uint32_t v) { return (uint32_t)__builtin_popcount(v); }
+GI_HD static inline uint32_t gi_lowest_u32(uint32_t v) { return (uint32_t)__builtin_ctz(v); } /* v != 0 */
+#endif
+
 /* A loop with a constant trip count unrolled where that keeps its loads in flight together (nvcc). */
 #if defined(__CUDACC__) && !defined(GI_CUDA_EMU)
 #define GI_UNROLL _Pragma("unroll")

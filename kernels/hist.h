@@ -25,14 +25,41 @@ struct gi_hist {
 	  500000ull, 1000000ull, 2500000ull, 5000000ull, 10000000ull, 25000000ull, 100000000ull, \
 	  1000000000ull }
 
-GI_HD static inline void gi_hist_observe(struct gi_hist *h, uint64_t ns)
+GI_HD static inline uint32_t gi_hist_bucket(uint64_t ns)
 {
 	const uint64_t bounds[GI_HIST_BUCKETS - 1] = GI_HIST_BOUNDS_NS;
-	unsigned b = 0;
+	uint32_t b = 0;
 	while (b < GI_HIST_BUCKETS - 1 && ns > bounds[b])
 		b++;
-	GI_COUNTER_ADD(&h->count[b], 1);
+	return b;
+}
+
+GI_HD static inline void gi_hist_observe(struct gi_hist *h, uint64_t ns)
+{
+	GI_COUNTER_ADD(&h->count[gi_hist_bucket(ns)], 1);
 	GI_COUNTER_ADD(&h->sum_ns, ns);
+}
+
+/*
+ * The lanes of a warp observe a value each where `have` (gi_hd.h's warp
+ * calls: every lane calls, converged); lane 0 adds them, a bucket at a
+ * time: the same counts and sum as one gi_hist_observe() per value.
+ */
+GI_HD static inline void gi_hist_observe_lanes(struct gi_hist *h, uint64_t ns, uint32_t have, uint32_t lane)
+{
+	const uint32_t b = gi_hist_bucket(ns);
+	const uint64_t sum = gi_warp_sum_u64(have ? ns : 0);
+	uint32_t left = gi_warp_ballot(have);
+
+	if (left && lane == 0)
+		GI_COUNTER_ADD(&h->sum_ns, sum);
+	while (left) {
+		const uint32_t bb = gi_warp_from_u32(b, gi_lowest_u32(left));
+		const uint32_t same = gi_warp_ballot(have && b == bb);
+		if (lane == 0)
+			GI_COUNTER_ADD(&h->count[bb], gi_popc_u32(same));
+		left &= ~same;
+	}
 }
 
 GI_EXTERN_C_END

@@ -78,7 +78,7 @@ GI_HD static inline void gi_phase_place(struct gi_exec_ctx *ctx, const struct gi
 }
 
 /*
- * Beside 2b's pass 2 (phase_sequence.h, gi_solo_enter), worker w of nw:
+ * Beside 2b's pass 2 (phase_sequence_solo.h, gi_solo_enter), worker w of nw:
  * the payloads of the run's records of rank below h->solo_early, nothing
  * else (their notes: phase 3).  2b writes no record meanwhile: the
  * stalled frame's first record is located after the barrier.

@@ -179,7 +179,8 @@ struct gi_exec_counters {
 	uint64_t loops;           /* progress word for the watchdog */
 	uint64_t runs;            /* streams phase 2 took as one in-order run, summed over batches (benchmarks) */
 	uint64_t staged_ahead;    /* batches the previous batch's end had staged (cuda persistent, benchmarks) */
-	uint64_t early_copied;    /* payloads copied beside a run's 2b (cuda, phase_sequence.h; benchmarks) */
+	uint64_t early_copied;    /* payloads copied beside a run's 2b (cuda, phase_sequence_solo.h; benchmarks) */
+	uint64_t lane_frames;     /* frames a run's 2b sequenced a lane each (phase_sequence_solo.h; benchmarks) */
 	uint64_t busy_ns;         /* time spent on batches */
 	struct gi_hist batch_latency;
 	struct gi_hist batch_service; /* each batch's service time: from taking it up to handing it back */

@@ -7,9 +7,10 @@
  *   icrc      phase_parse.h     gi_phase_icrc           a worker per rocev2 ICRC left pending
  *   scan      phase_sequence.h  (backend: GI_TRIP_SCAN_RANKS)   one stream: ranks and predecessors
  *   run       phase_sequence.h  gi_phase_run_place, then gi_phase_run_link (their AND: one in-order run?)
- *   scan      phase_sequence.h  (backend: GI_TRIP_SCAN_STARTS)  one stream's run: its frames' first records
- *   sequence  phase_sequence.h  gi_solo_enter, gi_solo_finish beside phase_place.h's
- *                               gi_phase_place_early, gi_phase_solo_place; or gi_phase_sequence_stream
+ *   scan      phase_sequence_solo.h  (backend: GI_TRIP_SCAN_STARTS)  one stream's run: its frames' first records
+ *   sequence  phase_sequence_solo.h  gi_solo_enter, gi_solo_finish (a warp's lanes) beside phase_place.h's
+ *                               gi_phase_place_early, gi_phase_solo_place; or phase_sequence.h's
+ *                               gi_phase_sequence_stream
  *   place     phase_place.h     gi_phase_place          a worker per payload, lanes per chunk
  *   verify    stream_publish.h  gi_stream_pending_pass  a sender's frame CRC, in slices
  *   commit    phase_commit.h    gi_phase_commit_stream  a worker per stream (GPU, one stream: a warp)
@@ -30,7 +31,7 @@
 #include "phase_commit.h"
 #include "phase_parse.h"
 #include "phase_place.h"
-#include "phase_sequence.h"
+#include "phase_sequence_solo.h"
 #include "steps.h"
 
 GI_EXTERN_C_BEGIN

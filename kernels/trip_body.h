@@ -13,10 +13,13 @@
  *   GI_TRIP_PLACE_FOR(w, nw, lane, nlanes)   the same for phase 3's payloads
  *                                (worker) and 16-byte chunks (lane)
  *   GI_TRIP_EARLY_FOR(w, nw, lane, nlanes)   the same for the payloads copied
- *                                beside 2b's one worker (phase_sequence.h,
+ *                                beside 2b's one worker (phase_sequence_solo.h,
  *                                gi_solo_enter), by workers other than that
  *                                one (GPU: the warps after its; none where
  *                                t->early is 0)
+ *   GI_TRIP_SOLO_FOR(lane, nlanes)  the lanes of the one worker's warp that
+ *                                finish 2b (phase_sequence_solo.h, gi_solo_finish;
+ *                                the host: lane 0 of 1)
  *   GI_TRIP_COMMIT_FOR(w, nw, lane, nlanes)  the same for phase 4's streams
  *                                (worker) and the lanes of a warp that
  *                                work on one together (lane; the host's
@@ -41,8 +44,8 @@
  * has passed.
  */
 #if !defined(GI_TRIP_FN) || !defined(GI_TRIP_BE) || !defined(GI_TRIP_FOR) || !defined(GI_TRIP_PLACE_FOR) || \
-	!defined(GI_TRIP_EARLY_FOR) || !defined(GI_TRIP_COMMIT_FOR) || !defined(GI_TRIP_ONE) ||                \
-	!defined(GI_TRIP_BARRIER) || !defined(GI_TRIP_ALL) || !defined(GI_TRIP_ANY) ||                         \
+	!defined(GI_TRIP_EARLY_FOR) || !defined(GI_TRIP_SOLO_FOR) || !defined(GI_TRIP_COMMIT_FOR) ||         \
+	!defined(GI_TRIP_ONE) || !defined(GI_TRIP_BARRIER) || !defined(GI_TRIP_ALL) || !defined(GI_TRIP_ANY) || \
 	!defined(GI_TRIP_SCAN_RANKS) || !defined(GI_TRIP_SCAN_STARTS) || !defined(GI_TRIP_MARK) ||              \
 	!defined(GI_TRIP_BESIDE_COMMIT)
 #error "trip_body.h: define every GI_TRIP_ hook first (see its head)"
@@ -104,9 +107,12 @@ GI_TRIP_FN(struct gi_trip *t, GI_TRIP_BE *be)
 				GI_TRIP_EARLY_FOR(w, nw, lane, nlanes) /* (the host's turns: the copies first) */
 					gi_phase_place_early(ctx, t->slot, t->max_pkts, t->split, h, w, nw, lane, nlanes);
 			}
-			GI_TRIP_ONE {
-				h->more = gi_solo_finish(st, h, t->max_pkts, t->now);
-				h->runs++;
+			GI_TRIP_SOLO_FOR(lane, nlanes) { /* the rest by that worker's warp, its frames a lane each */
+				const uint32_t more = gi_solo_finish(st, h, t->max_pkts, t->now, lane, nlanes);
+				if (lane == 0) {
+					h->more = more;
+					h->runs++;
+				}
 			}
 			GI_TRIP_BARRIER();
 			GI_TRIP_FOR(GI_STEP_SEQUENCE, w, nw)

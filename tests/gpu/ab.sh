@@ -160,7 +160,8 @@ for c in cases:
             s = m[-1]["steps_us"]
             print(f"  {n:<10} " + " ".join(f"{k} {v:.1f}" for k, v in s.items() if v >= 0.05) +
                   f" | batch {m[-1]['batch_us']:.1f}, staged ahead {m[-1].get('staged_ahead', 0)}/{m[-1].get('batches')}"
-                  f", payloads copied beside 2b {m[-1].get('early_copied', 0)}/{m[-1].get('placed')}")
+                  f", payloads copied beside 2b {m[-1].get('early_copied', 0)}/{m[-1].get('placed')}"
+                  f", frames by lanes {m[-1].get('lane_frames', 0)}")
 for n in names:
     m = [r["measured"] for r in rows if r["build"] == n and r["case"] == "latency_1khz"]
     if m and m[-1].get("latency_frames"):

@@ -33,7 +33,7 @@
 #include "kernels/phase_commit.h"
 #include "kernels/phase_parse.h"
 #include "kernels/phase_place.h"
-#include "kernels/phase_sequence.h"
+#include "kernels/phase_sequence_solo.h"
 #include "kernels/trip.h"
 
 #define EXF_MAX_STREAMS 4
@@ -82,6 +82,7 @@ struct exec_fixture {
 	uint32_t twin_stalls;         /* phased batches that took more than one round */
 	uint32_t twin_runs;           /* streams the phased batches sequenced as one in-order run */
 	uint32_t twin_run_stalls;     /* ... of which a stream's run stalled (one stream: gi_solo_finish) */
+	uint32_t twin_lane_frames;    /* frames a one-stream run's 2b sequenced together (gi_solo_group_lanes) */
 	uint32_t twin_gpu_form;       /* the twin splits its phases as the GPU does (exf_phases_gpu_form) */
 	uint32_t twin_mixed;          /* the twin takes the serial path on every other batch (pipeline auto's
 				       * hand-overs: executor.h), the phased one on the rest */
@@ -295,6 +296,7 @@ static inline uint32_t exf_trip_workers(enum gi_step s)
 	for (uint32_t w = 0, nw = 3, lane = 0, nlanes = 32; w < nw; w++)
 #define GI_TRIP_EARLY_FOR(w, nw, lane, nlanes) /* the GPU's warps beside thread 0's 2b: two, 32 lanes each */ \
 	for (uint32_t w = 0, nw = 2, lane = 0, nlanes = 32; w < nw; w++)
+#define GI_TRIP_SOLO_FOR(lane, nlanes) for (uint32_t lane = 0, nlanes = 1, once_ = 1; once_; once_ = 0)
 #define GI_TRIP_COMMIT_FOR(w, nw, lane, nlanes) \
 	for (uint32_t w = 0, nw = exf_trip_workers(GI_STEP_COMMIT), lane = 0, nlanes = 1; w < nw; w++)
 #define GI_TRIP_ONE if (1)
@@ -312,6 +314,7 @@ static inline uint32_t exf_trip_workers(enum gi_step s)
 #undef GI_TRIP_FOR
 #undef GI_TRIP_PLACE_FOR
 #undef GI_TRIP_EARLY_FOR
+#undef GI_TRIP_SOLO_FOR
 #undef GI_TRIP_COMMIT_FOR
 #undef GI_TRIP_ONE
 #undef GI_TRIP_BARRIER
@@ -367,6 +370,7 @@ static inline void flush_batch(struct exec_fixture *f)
 		f->twin_stalls += f->twin_scratch->round > 1;
 		f->twin_runs += f->twin_scratch->runs;
 		f->twin_run_stalls += f->twin_scratch->solo_stall_rec != GI_REC_NONE;
+		f->twin_lane_frames += f->twin_scratch->lane_frames;
 		exf_twin_check(f, "a batch");
 	}
 	f->fed += f->n;

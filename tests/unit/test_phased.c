@@ -522,7 +522,7 @@ static void test_one_stream(void **state)
 {
 	(void)state;
 	uint8_t buf[TP_MAX];
-	uint32_t runs = 0, rounds = 0;
+	uint32_t runs = 0, rounds = 0, lanes = 0;
 	for (uint32_t ppf = 4; ppf <= 64; ppf *= 16) {
 		for (uint64_t seed = 1; seed <= 8; seed++) {
 			int roce = seed % 2;
@@ -575,11 +575,109 @@ static void test_one_stream(void **state)
 				assert_true(c->frames[GI_FRAMES_PARTIAL] > 0);
 			runs += f->twin_runs;
 			rounds += f->twin_stalls;
+			lanes += f->twin_lane_frames;
 			exf_free(f);
 		}
 	}
-	print_message("one stream: %u batches as runs, %u took more rounds\n", runs, rounds);
-	assert_true(runs > 100 && rounds > 0);
+	print_message("one stream: %u batches as runs, %u took more rounds, %u frames sequenced together\n", runs,
+		      rounds, lanes);
+	assert_true(runs > 100 && rounds > 0 && lanes > 100);
+}
+
+/*
+ * Runs that end at a frame its sender closed short (a WRITE with immediate
+ * five packets in, of eight; its PSNs skip the three it never sent): such
+ * a close can be only a run's last record (the next PSN, from a later
+ * frame, is a gap).  Batches end in a frame's middle or at that close, and
+ * every other cycle of three frames has none: 2b's lanes (phase_sequence_solo.h,
+ * gi_solo_group_lanes) take the groups whose last frame stays open or
+ * completes; a group whose last frame closed short goes the serial way
+ * (published partial there).  Both forms against the serial path, batch by
+ * batch.
+ */
+static void test_run_closed_short(void **state)
+{
+	(void)state;
+	uint8_t buf[TP_MAX];
+	for (int form = 0; form < 2; form++) {
+		struct exf_conf one = world;
+		one.n_streams = 1;
+		one.packets = 8;
+		one.formats[0] = GI_FORMAT_ROCEV2;
+		one.stream = roce_alone;
+		struct exec_fixture *f = exf_new(&one);
+		f->twin_gpu_form = form;
+		uint32_t psn = 0, shorts = 0;
+		for (uint32_t frame = 0; frame < 90; frame++) {
+			const uint32_t pos = frame % 3, cut = pos == 2 && frame / 3 % 2 == 0;
+			const uint32_t last = cut ? 4 : 7;
+			for (uint32_t idx = 0; idx <= last; idx++) {
+				uint8_t op = idx == 0 ? GI_ROCEV2_UC | GI_ROCEV2_WRITE_FIRST
+					     : idx == last ? GI_ROCEV2_UC | GI_ROCEV2_WRITE_LAST_IMM
+							   : GI_ROCEV2_UC | GI_ROCEV2_WRITE_MIDDLE;
+				struct rp p = { .opcode = op, .qp = QP, .psn = psn++, .plen = PAYLOAD,
+						.va = ROCE_BASE + (uint64_t)frame * 8 * PAYLOAD, .dma_len = 8 * PAYLOAD,
+						.pad = -1, .seed = gi_pattern_seed(QP & 0xffff, frame),
+						.off = (uint64_t)idx * PAYLOAD };
+				queue_raw(f, buf, rp_build(buf, &p));
+				if ((pos == 1 && idx == 3) || (pos == 2 && idx == (cut ? last : 5u)))
+					flush_batch(f);
+			}
+			psn += cut ? 3 : 0;
+			shorts += cut;
+		}
+		if (f->n)
+			flush_batch(f);
+		end_traffic(f, 1);
+		const struct gi_stream_counters *c = &f->st[0].c;
+		print_message("form %d: %u runs, %u frames sequenced together\n", form, f->twin_runs, f->twin_lane_frames);
+		assert_int_equal(c->frames[GI_FRAMES_PARTIAL], shorts);
+		assert_int_equal(c->lost, 3 * shorts);
+		assert_true(f->twin_runs > 30 && f->twin_lane_frames > 40);
+		exf_free(f);
+	}
+}
+
+/*
+ * A sender that skips a frame number now and then, its sequence numbers
+ * unbroken: the records are still one run, but its frames are not
+ * consecutive, and the frame after the gap must wait at the window's head
+ * for the one never sent.  2b's lanes leave such a group to the serial
+ * way (gi_solo_group_lanes); both forms against the serial path.
+ */
+static void test_run_frame_skipped(void **state)
+{
+	(void)state;
+	uint8_t buf[TP_MAX];
+	for (int form = 0; form < 2; form++) {
+		struct exf_conf one = world;
+		one.n_streams = 1;
+		one.packets = 8;
+		struct exec_fixture *f = exf_new(&one);
+		f->twin_gpu_form = form;
+		uint32_t seq = 0;
+		for (uint32_t frame = 0; frame < 100; frame++) {
+			if (frame % 5 == 3)
+				continue; /* never sent */
+			for (uint32_t idx = 0; idx < 8; idx++) {
+				struct tp_opts o = { .udp_dst = 6000, .vlan = -1 };
+				const uint32_t q = seq++;
+				struct gi_udp_seq h = { .stream_id = 40, .packets_per_frame = 8, .seq = q, .frame = frame,
+							.pkt_index = (uint16_t)idx, .payload_len = PAYLOAD,
+							.timestamp_ns = 100 + q };
+				queue_raw(f, buf, tp_build(buf, &o, &h));
+				if (f->n == 20)
+					flush_batch(f);
+			}
+		}
+		if (f->n)
+			flush_batch(f);
+		end_traffic(f, 1);
+		print_message("form %d: %u runs, %u frames sequenced together, %llu lost\n", form, f->twin_runs,
+			      f->twin_lane_frames, (unsigned long long)f->st[0].c.lost);
+		assert_true(f->st[0].c.lost > 0 && f->twin_runs > 30 && f->twin_lane_frames > 20);
+		exf_free(f);
+	}
 }
 
 /*
@@ -636,7 +734,7 @@ static void test_counter_half_range(void **state)
  * packets in order spans 4 frames, so the run (2b per frame) stalls at its
  * second group, whose slot the first group's frame still holds (final, not
  * yet visible); the payloads copied beside 2b stop before it (the GPU's
- * form: phase_sequence.h, gi_solo_enter) and the rest take the serial
+ * form: phase_sequence_solo.h, gi_solo_enter) and the rest take the serial
  * steps next round.  Both forms against the serial path, batch by batch.
  */
 static void test_run_stalls_by_counter(void **state)
@@ -656,9 +754,9 @@ static void test_run_stalls_by_counter(void **state)
 		exf_flush(f, 0, f->now);
 		assert_int_equal(accounted(f), f->fed);
 		assert_int_equal(f->st[0].c.lost, 1);
-		print_message("form %u: %u runs, %u batches of more rounds, %u runs stalled\n", form, f->twin_runs,
-			      f->twin_stalls, f->twin_run_stalls);
-		assert_true(f->twin_runs > 30 && f->twin_stalls > 30 && f->twin_run_stalls > 30);
+		print_message("form %u: %u runs, %u batches of more rounds, %u runs stalled, %u frames sequenced together\n",
+			      form, f->twin_runs, f->twin_stalls, f->twin_run_stalls, f->twin_lane_frames);
+		assert_true(f->twin_runs > 30 && f->twin_stalls > 30 && f->twin_run_stalls > 30 && f->twin_lane_frames > 30);
 		exf_free(f);
 	}
 }
@@ -1270,6 +1368,8 @@ int main(void)
 		cmocka_unit_test(test_lying_senders),
 		cmocka_unit_test(test_long_runs),
 		cmocka_unit_test(test_one_stream),
+		cmocka_unit_test(test_run_closed_short),
+		cmocka_unit_test(test_run_frame_skipped),
 		cmocka_unit_test(test_counter_half_range),
 		cmocka_unit_test(test_run_stalls_by_counter),
 		cmocka_unit_test(test_start_visible_with_next_frame),
