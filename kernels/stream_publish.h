@@ -252,43 +252,75 @@ GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_fra
  * resync spread them further apart — finds each exactly once; no pass
  * changes what the scan reads, so every pass finds the same ones.
  */
-GI_HD static inline void gi_stream_pending_pass(struct gi_stream_rt *st, int pass, uint32_t w, uint32_t nw,
-						const uint32_t *t8)
+GI_HD static inline void gi_pending_frame(struct gi_stream_rt *st, struct gi_frame_slot *s, uint64_t frame, int pass,
+					 uint32_t w, uint32_t nw, const uint32_t *t8)
 {
-	uint64_t n_slots = st->div_slots.d;
-	int range = st->pend_hi - st->pend_lo < n_slots;
-	uint64_t end = range ? st->pend_hi - st->pend_lo + 1 : n_slots;
-
-	for (uint64_t k = 0; k < end; k++) {
-		uint64_t f = range ? st->pend_lo + k : k;
-		struct gi_frame_slot *s = gi_stream_slot(st, f);
-		if (s->state == GI_FRAME_FILLING || !(range ? s->frame == f && s->seq == 2 * f + 1 : (s->seq & 1) != 0))
-			continue;
-		if (pass == 2) {
-			if (gi_frame_verify_wanted(st, s))
-				gi_frame_verify_part(st, s, w, nw, t8);
-			continue;
-		}
-		if (pass == 3) {
-			gi_frame_tensor_part(st, s, w, nw);
-			continue;
-		}
-		if (pass == 0) {
-			if (st->tensor.sample != GI_TS_NONE && !st->tensor_parts)
-				gi_frame_tensor_part(st, s, 0, 1);
-			gi_frame_verify(st, s, st->crc_parts); /* pass 2's parts summed, or the whole frame now */
-			gi_frame_observe_nic(st, s);
-			if (st->mirror && nw == 1)
-				gi_mirror_copy(st, s);
-			continue;
-		}
-		if (pass == 4) {
-			gi_mirror_copy_part(st, s, w, nw);
-			continue;
-		}
+	if (pass == 2) {
+		if (gi_frame_verify_wanted(st, s))
+			gi_frame_verify_part(st, s, w, nw, t8);
+	} else if (pass == 3) {
+		gi_frame_tensor_part(st, s, w, nw);
+	} else if (pass == 0) {
+		if (st->tensor.sample != GI_TS_NONE && !st->tensor_parts)
+			gi_frame_tensor_part(st, s, 0, 1);
+		gi_frame_verify(st, s, st->crc_parts); /* pass 2's parts summed, or the whole frame now */
+		gi_frame_observe_nic(st, s);
+		if (st->mirror && nw == 1)
+			gi_mirror_copy(st, s);
+	} else if (pass == 4) {
+		gi_mirror_copy_part(st, s, w, nw);
+	} else {
 		if (st->mirror)
-			GI_STORE_RELAXED_U64(&gi_stream_mirror_slot(st, s->frame)->seq, 2 * s->frame + 2);
-		GI_STORE_RELAXED_U64(&s->seq, 2 * s->frame + 2);
+			GI_STORE_RELAXED_U64(&gi_stream_mirror_slot(st, frame)->seq, 2 * frame + 2);
+		GI_STORE_RELAXED_U64(&s->seq, 2 * frame + 2);
+	}
+}
+
+/* Is slot s's frame pending (final, still odd), as frame `f` (range) or as whatever frame it holds?  Its words
+ * loaded together, tested after: one load's latency, not three in a row. */
+GI_HD static inline int gi_frame_pending(const struct gi_frame_slot *s, uint64_t f, int range)
+{
+	const uint32_t state = s->state;
+	const uint64_t frame = s->frame, seq = s->seq;
+	return (state != GI_FRAME_FILLING) & (range ? (frame == f) & (seq == 2 * f + 1) : (seq & 1) != 0);
+}
+
+/*
+ * The frames pending in a span of at most 32 from pend_lo (the common
+ * case: a round publishes a few frames in a row), as bits of pend_lo +
+ * bit, found once for every pass: lane `lane` of the `nlanes` of one warp
+ * tests its frames, the warp ORs them (every lane calls; the host: one
+ * lane, every frame).  *few 0: more apart, the passes scan.
+ */
+GI_HD static inline uint32_t gi_stream_pending_mask(const struct gi_stream_rt *st, uint32_t lane, uint32_t nlanes,
+						    uint32_t *few)
+{
+	const uint64_t span = st->pend_hi - st->pend_lo;
+	uint32_t m = 0;
+
+	*few = span < st->div_slots.d && span < 32;
+	for (uint64_t k = lane; *few && k <= span; k += nlanes)
+		m |= (uint32_t)gi_frame_pending(gi_stream_slot(st, st->pend_lo + k), st->pend_lo + k, 1) << k;
+	return nlanes > 1 ? gi_warp_or_u32(m) : m;
+}
+
+GI_HD static inline void gi_stream_pending_pass(struct gi_stream_rt *st, int pass, uint32_t w, uint32_t nw,
+						const uint32_t *t8, const uint32_t *mask)
+{
+	const uint64_t n_slots = st->div_slots.d;
+	const int range = st->pend_hi - st->pend_lo < n_slots;
+	const uint64_t end = range ? st->pend_hi - st->pend_lo + 1 : n_slots;
+	uint32_t m = mask ? *mask : 0; /* gi_stream_pending_mask()'s frames, or a scan: one body either way */
+
+	for (uint64_t k = 0; mask ? m != 0 : k < end; k++) {
+		uint64_t f = range ? st->pend_lo + k : k;
+		if (mask) {
+			f = st->pend_lo + gi_lowest_u32(m);
+			m &= m - 1;
+		}
+		struct gi_frame_slot *s = gi_stream_slot(st, f);
+		if (mask || gi_frame_pending(s, f, range))
+			gi_pending_frame(st, s, range ? f : s->frame, pass, w, nw, t8);
 	}
 }
 
@@ -323,6 +355,13 @@ GI_HD static inline void gi_stream_publish_next(struct gi_stream_rt *st, int fen
 	}
 }
 
+/* Has pass 0 anything to do for the stream's pending frames (a tensor, a CRC, NIC times, one lane's mirror copy)? */
+GI_HD static inline int gi_stream_pass0_works(const struct gi_stream_rt *st, uint32_t nlanes)
+{
+	return (st->tensor.sample != GI_TS_NONE && !st->tensor_parts) || gi_stream_verifies(st) ||
+	       st->nic_ts == GI_NIC_TS_REALTIME || (st->mirror && nlanes == 1);
+}
+
 /*
  * End of a deferred round: every frame finalised since it began becomes
  * visible, then next_frame moves.  The caller has made every payload store
@@ -344,12 +383,14 @@ GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st, int lat
 	if (!st->defer)
 		return;
 	const uint32_t pend = st->pend_n;
+	uint32_t few = 0, mask = 0;
 	if (pend) {
-		if (lane == 0)
-			gi_stream_pending_pass(st, 0, 0, nlanes, NULL); /* with one lane, the copy too */
+		mask = gi_stream_pending_mask(st, lane, nlanes, &few);
+		if (lane == 0 && gi_stream_pass0_works(st, nlanes))
+			gi_stream_pending_pass(st, 0, 0, nlanes, NULL, few ? &mask : NULL); /* one lane: the copy too */
 		if (st->mirror && nlanes > 1) {
 			GI_WARP_SYNC(); /* lane 0's writes to the slots (a CRC's verdict) before the copy */
-			gi_stream_pending_pass(st, 4, lane, nlanes, NULL);
+			gi_stream_pending_pass(st, 4, lane, nlanes, NULL, few ? &mask : NULL);
 		}
 	}
 	if (nlanes > 1)
@@ -360,7 +401,7 @@ GI_HD static inline void gi_stream_make_visible(struct gi_stream_rt *st, int lat
 	st->stall = 0;
 	if (pend) {
 		GI_FENCE_RELEASE();
-		gi_stream_pending_pass(st, 1, 0, 1, NULL);
+		gi_stream_pending_pass(st, 1, 0, 1, NULL, few ? &mask : NULL);
 		st->pend_n = 0;
 	}
 	st->crc_parts = 0;

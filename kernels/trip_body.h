@@ -147,7 +147,7 @@ GI_TRIP_FN(struct gi_trip *t, GI_TRIP_BE *be)
 			verifying = 1;
 			if (st->defer && st->pend_n) {
 				GI_TRIP_FOR(GI_STEP_VERIFY, w, nw)
-					gi_stream_pending_pass(st, 2, w, nw, t->t8);
+					gi_stream_pending_pass(st, 2, w, nw, t->t8, NULL);
 				GI_TRIP_BARRIER();
 				GI_TRIP_ONE
 					st->crc_parts = 1; /* the commit finishes them (after the barrier below) */
@@ -171,7 +171,7 @@ GI_TRIP_FN(struct gi_trip *t, GI_TRIP_BE *be)
 			converting = 1;
 			if (st->defer && st->pend_n) {
 				GI_TRIP_FOR(GI_STEP_TENSOR, w, nw)
-					gi_stream_pending_pass(st, 3, w, nw, t->t8);
+					gi_stream_pending_pass(st, 3, w, nw, t->t8, NULL);
 				GI_TRIP_BARRIER();
 				GI_TRIP_ONE
 					st->tensor_parts = 1; /* the commit publishes them as they are */
