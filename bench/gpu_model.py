@@ -184,6 +184,10 @@ CAL = dict(
     seq_frame=2.19,    # per frame, beyond the fence of its open: window, open, end, publish (thread 0, L2 chains)
     seq_enter=0.1,     # ... of which its pass 1 beyond the slot's load from L2 (the stall check, two stores):
                        # an assumption, not measured (early_copy)
+    seq_lanes=1.1,     # pass 2 of a group of frames by a warp's lanes (lanes_fill), in place of its frames'
+                       # seq_frame past pass 1: the lanes' checks (3 loads in a row) and their frame each (the
+                       # slot's stores, its count, its publication) beside each other, 6 warp sums, lane 0's
+                       # counter, histogram and window words: an assumption, not measured
     place_round=0.8,   # per round of the warps' payloads: the records, the slot addresses
     chunk_issue=0.076,  # per chunk a lane moves: its loads' and store's instructions (a load latency, L2,
                         # per group of chunks in flight apart)
@@ -220,8 +224,11 @@ PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "pro
 #   loads_chunk    load instructions per 16-byte chunk of a payload 2-byte aligned (5 words, or 2 blocks)
 #   wide           (chunks, lanes): a payload of more chunks keeps at least these lanes (GI_CUDA_WIDE_*)
 #   early_copy     the payloads of the run's first group of frames are copied by every warp but thread 0's
-#                  while thread 0 finishes 2b (phase_sequence.h gi_solo_enter), when that group has two
-#                  frames or more (GI_SOLO_EARLY_FRAMES); phase 3 keeps the notes
+#                  while thread 0 finishes 2b (phase_sequence_solo.h gi_solo_enter), when that group has two
+#                  frames or more (GI_SOLO_EARLY_FRAMES); phase 3 keeps the notes.  With lanes_fill, only
+#                  where the lanes do not fill that group (gi_solo_group_orderly): none of the bench's
+#   lanes_fill     2b's pass 2 of a group of two frames or more by thread 0's warp, a frame a lane, lane 0
+#                  summing (phase_sequence_solo.h gi_solo_group_lanes); else thread 0 alone, frame by frame
 #   inflight       chunks a lane has in flight (whole groups; the rest one at a time, or with tail_pair two of
 #                  them at once first: frame.h's copy since 8 and 4 in flight)
 #   open_fence     "frame": a system fence per frame opened; "batch": one for a batch's opens
@@ -249,12 +256,19 @@ PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "pro
 #                  bitmap word from L2 (thread 0 or an atomic wrote them last), 8 configuration words from L1;
 #                  every stream word loaded first and the checks ANDed, the slot's words together: 2 from L2
 #                  (the stream's round, the slot's), 1 from L1 (a divisor's fields)
+#   commit_chain   loads in a row per frame in the commit's scans for its pending frames (a slot's state,
+#                  frame and seq words, each tested before the next loaded): two passes, 6 (bb60521 and
+#                  before); three since a42dc01 (its lanes' mirror pass); the words loaded together and the
+#                  pending frames found once for every pass, by the lanes at once, and pass 0 skipped where
+#                  it has nothing to do: 0 a frame.  Priced as L1 hits (thread 0 wrote those words; plain
+#                  loads after its stores cost what L1 does: seq_volatile)
 #   end_chain      shared-memory loads in a row in thread 0's batch end (gi_batch_end): a drop count after
 #                  each counter add before it, 17, then n: 18; the batch's words first: 1 (this tree)
 STRUCTURE = {
     "now": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=4, tail_pair=True,
-                early_copy=True, wide=(16, 4), open_fence="batch", commit_fences=1, timing_adds=0, ahead=True,
-                mirror_chain=4, seq_volatile=0, scan_steps=11, icrc_step=False, place_chain=(2, 1), end_chain=1),
+                early_copy=True, lanes_fill=True, commit_chain=0, wide=(16, 4), open_fence="batch", commit_fences=1,
+                timing_adds=0, ahead=True, mirror_chain=4, seq_volatile=0, scan_steps=11, icrc_step=False,
+                place_chain=(2, 1), end_chain=1),
     "h200-bb60521": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2,
                          open_fence="batch", commit_fences=1, timing_adds=0, ahead=True, mirror_chain=4,
                          seq_volatile=0, scan_steps=11, icrc_step=False, place_chain=(2, 1), end_chain=1),
@@ -284,7 +298,7 @@ STRUCTURE = {
 # it.  A block scan costs a fixed part and its serial steps, not its instructions (the per-warp loop is
 # unrolled for the CTA's most warps and mostly skipped), so it does not scale with probe_scan's count.
 CHAIN_THEN = dict(mirror_chain=13, seq_volatile=6, scan_steps=33, icrc_step=True, place_chain=(4, 8),
-                  end_chain=18)
+                  end_chain=18, commit_chain=6)
 L1_HIT = 0.02  # µs: an L1 hit, about 40 cycles
 
 CLASSES = [
@@ -477,7 +491,12 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
     open_fences = frames if st["open_fence"] == "frame" else busy
     seq_frame = scaled(pc, CAL["seq_frame"], "probe_frame_open", "probe_frame_end") - (
         CHAIN_THEN["seq_volatile"] - st["seq_volatile"]) * (g["l2"] - L1_HIT)
-    t["sequence"] = CAL["seq"] + open_fences * fence_host + frames * seq_frame
+    # thread 0 enters each frame (pass 1), then fills it (pass 2); with lanes_fill a group of two frames or
+    # more is filled by its warp's lanes, a frame each, for one group's cost (phase_sequence_solo.h; the
+    # bench's batches are one group)
+    enter = frames * (g["l2"] + CAL["seq_enter"])
+    fill = CAL["seq_lanes"] if st.get("lanes_fill") and frames >= 2 else frames * seq_frame - enter
+    t["sequence"] = CAL["seq"] + open_fences * fence_host + enter + fill
     chunks_pkt = (payload + 15) // 16
 
     def copy_us(w):
@@ -494,12 +513,10 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
                                                           lines * CAL["place_line"]))
 
     rounds, t["place"] = copy_us(warps)
-    if st.get("early_copy") and warps > 1 and frames >= 2:
+    if st.get("early_copy") and warps > 1 and frames >= 2 and not st.get("lanes_fill"):
         # the payloads copied by the warps after thread 0's beside its 2b past the first group's opens (the
         # bench's batches are one group); phase 3 is then the records' bookkeeping and notes alone
-        enter = frames * (g["l2"] + CAL["seq_enter"])
-        t["sequence"] = CAL["seq"] + open_fences * fence_host + enter + max(frames * seq_frame - enter,
-                                                                            copy_us(warps - 1)[1])
+        t["sequence"] = CAL["seq"] + open_fences * fence_host + enter + max(fill, copy_us(warps - 1)[1])
         t["place"] = rounds * CAL["place_round"]
     t["verify"] = 0.0                             # custom format: no sender CRC
     # tensor: every thread on the round's frames, one group of sample bytes at a time (kernels/tensor.h):
@@ -512,7 +529,8 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
         own = "_own" if tensor in TENSOR_SPECIALIZED else ""
         t["tensor"] = frames * (CAL["tensor_frame"] + groups * (CAL["tensor_group" + own] + values *
                                                                 CAL["tensor_value" + own]) * 256 / threads)
-    commit_frame = scaled(pc, CAL["commit_frame"], "probe_make_visible")
+    commit_frame = scaled(pc, CAL["commit_frame"], "probe_make_visible") - (
+        CHAIN_THEN["commit_chain"] - st.get("commit_chain", CHAIN_THEN["commit_chain"])) * L1_HIT
     t["commit"] = CAL["commit"] + busy * st["commit_fences"] * fence_host + frames * max(
         0.0, commit_frame) + CAL["commit_drain"] * n * payload / 1024
     end = CAL["end"] - (CHAIN_THEN["end_chain"] - st["end_chain"]) * L1_HIT  # a shared-memory load: an L1 hit
