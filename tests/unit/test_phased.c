@@ -518,6 +518,22 @@ static void roce_alone(struct exec_fixture *f, int s)
 	exf_map_port(f, s, GI_ROCEV2_UDP_PORT);
 }
 
+/* A world of one stream of `packets`-packet frames, rocev2 alone or the world's first, in the phases' GPU form
+ * (form 1) or the host's. */
+static struct exec_fixture *solo_new(uint32_t packets, int roce, int form)
+{
+	struct exf_conf one = world;
+	one.n_streams = 1;
+	one.packets = packets;
+	if (roce) {
+		one.formats[0] = GI_FORMAT_ROCEV2;
+		one.stream = roce_alone;
+	}
+	struct exec_fixture *f = exf_new(&one);
+	f->twin_gpu_form = (uint32_t)form;
+	return f;
+}
+
 static void test_one_stream(void **state)
 {
 	(void)state;
@@ -526,15 +542,7 @@ static void test_one_stream(void **state)
 	for (uint32_t ppf = 4; ppf <= 64; ppf *= 16) {
 		for (uint64_t seed = 1; seed <= 8; seed++) {
 			int roce = seed % 2;
-			struct exf_conf one = world;
-			one.n_streams = 1;
-			one.packets = ppf;
-			if (roce) {
-				one.formats[0] = GI_FORMAT_ROCEV2;
-				one.stream = roce_alone;
-			}
-			struct exec_fixture *f = exf_new(&one);
-			f->twin_gpu_form = 1;
+			struct exec_fixture *f = solo_new(ppf, roce, 1);
 			rng_state = seed * 0x9e3779b97f4a7c15ull + ppf;
 			uint32_t batch = 1 + (uint32_t)(rnd() % MAXB);
 			for (uint64_t n = 0; n < 3000; n++) {
@@ -600,13 +608,7 @@ static void test_run_closed_short(void **state)
 	(void)state;
 	uint8_t buf[TP_MAX];
 	for (int form = 0; form < 2; form++) {
-		struct exf_conf one = world;
-		one.n_streams = 1;
-		one.packets = 8;
-		one.formats[0] = GI_FORMAT_ROCEV2;
-		one.stream = roce_alone;
-		struct exec_fixture *f = exf_new(&one);
-		f->twin_gpu_form = form;
+		struct exec_fixture *f = solo_new(8, 1, form);
 		uint32_t psn = 0, shorts = 0;
 		for (uint32_t frame = 0; frame < 90; frame++) {
 			const uint32_t pos = frame % 3, cut = pos == 2 && frame / 3 % 2 == 0;
@@ -650,11 +652,7 @@ static void test_run_frame_skipped(void **state)
 	(void)state;
 	uint8_t buf[TP_MAX];
 	for (int form = 0; form < 2; form++) {
-		struct exf_conf one = world;
-		one.n_streams = 1;
-		one.packets = 8;
-		struct exec_fixture *f = exf_new(&one);
-		f->twin_gpu_form = form;
+		struct exec_fixture *f = solo_new(8, 0, form);
 		uint32_t seq = 0;
 		for (uint32_t frame = 0; frame < 100; frame++) {
 			if (frame % 5 == 3)
