@@ -157,8 +157,19 @@
 #if defined(__CUDA_ARCH__)
 GI_HD static inline uint32_t gi_warp_all(uint32_t p) { return (uint32_t)__all_sync(0xffffffffu, (int)p); }
 GI_HD static inline uint32_t gi_warp_ballot(uint32_t p) { return __ballot_sync(0xffffffffu, (int)p); }
-GI_HD static inline uint32_t gi_warp_or_u32(uint32_t v) { return __reduce_or_sync(0xffffffffu, v); }
-GI_HD static inline uint32_t gi_warp_sum_u32(uint32_t v) { return __reduce_add_sync(0xffffffffu, v); }
+/* shuffles: __reduce_*_sync would need sm_80, the kernels build from sm_70 on (gpu_archs) */
+GI_HD static inline uint32_t gi_warp_or_u32(uint32_t v)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v |= __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+GI_HD static inline uint32_t gi_warp_sum_u32(uint32_t v)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
 GI_HD static inline uint64_t gi_warp_sum_u64(uint64_t v)
 {
 	for (int o = 16; o > 0; o >>= 1)

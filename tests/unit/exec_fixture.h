@@ -361,6 +361,7 @@ static inline void flush_batch(struct exec_fixture *f)
 			f->twin_scratch->round = 0;
 			f->twin_scratch->runs = 0;
 			f->twin_scratch->solo_stall_rec = GI_REC_NONE;
+			f->twin_scratch->lane_frames = 0;
 		} else if (f->twin_gpu_form)
 			exf_phases_gpu_form(&f->twin->ctx, &f->twin->ctr, s, f->conf.maxb, exf_layout(&f->conf), f->now,
 					    f->twin_scratch);

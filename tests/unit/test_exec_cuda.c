@@ -237,7 +237,14 @@ static void assert_same_world(const struct exec_fixture *a, const struct exec_fi
 			assert_memory_equal(a->ring_mem[s], b->ring_mem[s], a->frame_bytes);
 			continue;
 		}
-		/* different clocks: everything but the time stamps must match */
+		/* different clocks: everything but the time stamps must match; each published frame's
+		 * latency observed once, by one lane or a warp's (gi_hist_observe_lanes) */
+		uint64_t seen_x = 0, seen_y = 0;
+		for (int k = 0; k < GI_HIST_BUCKETS; k++) {
+			seen_x += x->frame_latency.count[k];
+			seen_y += y->frame_latency.count[k];
+		}
+		assert_int_equal(seen_x, seen_y);
 		struct gi_frame_ring_hdr *ha = (struct gi_frame_ring_hdr *)a->ring_mem[s];
 		struct gi_frame_ring_hdr *hb = (struct gi_frame_ring_hdr *)b->ring_mem[s];
 		assert_int_equal(ha->next_frame, hb->next_frame);
