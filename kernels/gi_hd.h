@@ -164,12 +164,6 @@ GI_HD static inline uint32_t gi_warp_or_u32(uint32_t v)
 		v |= __shfl_xor_sync(0xffffffffu, v, o);
 	return v;
 }
-GI_HD static inline uint32_t gi_warp_sum_u32(uint32_t v)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	return v;
-}
 GI_HD static inline uint64_t gi_warp_sum_u64(uint64_t v)
 {
 	for (int o = 16; o > 0; o >>= 1)
@@ -186,7 +180,6 @@ GI_HD static inline uint32_t gi_lowest_u32(uint32_t v) { return (uint32_t)__ffs(
 GI_HD static inline uint32_t gi_warp_all(uint32_t p) { return p != 0; }
 GI_HD static inline uint32_t gi_warp_ballot(uint32_t p) { return p != 0; }
 GI_HD static inline uint32_t gi_warp_or_u32(uint32_t v) { return v; }
-GI_HD static inline uint32_t gi_warp_sum_u32(uint32_t v) { return v; }
 GI_HD static inline uint64_t gi_warp_sum_u64(uint64_t v) { return v; }
 GI_HD static inline uint32_t gi_warp_from_u32(uint32_t v, uint32_t lane) { (void)lane; return v; }
 GI_HD static inline uint32_t gi_popc_u32(uint32_t v) { return (uint32_t)__builtin_popcount(v); }

@@ -287,8 +287,8 @@ GI_HD static inline void gi_solo_group_lanes(struct gi_stream_rt *st, struct gi_
 	}
 	packets = gi_warp_sum_u64(packets);
 	bytes = gi_warp_sum_u64(bytes);
-	metas = gi_warp_sum_u32(metas);
-	done = gi_warp_sum_u32(done);
+	metas = (uint32_t)gi_warp_sum_u64(metas);
+	done = (uint32_t)gi_warp_sum_u64(done);
 	senders = gi_warp_or_u32(senders);
 	GI_WARP_SYNC(); /* every lane's slot stores before lane 0's: a sender's start of frame replaces the open's */
 	if (lane == 0) {
@@ -304,11 +304,7 @@ GI_HD static inline void gi_solo_group_lanes(struct gi_stream_rt *st, struct gi_
 		GI_COUNTER_ADD(&st->c.bytes, bytes);
 		if (done) { /* frames first .. first + done - 1, published in order */
 			GI_COUNTER_ADD(&st->c.frames[GI_FRAMES_COMPLETE], done);
-			if (st->pend_n == 0)
-				st->pend_lo = st->pend_hi = first;
-			st->pend_lo = GI_MIN(st->pend_lo, first);
-			st->pend_hi = GI_MAX(st->pend_hi, first + done - 1);
-			st->pend_n += done;
+			gi_stream_pend(st, first, done);
 			gi_stream_set_next(st, first + done);
 		}
 		h->lane_frames += e - k;

@@ -208,6 +208,16 @@ GI_HD static inline void gi_frame_make_visible(struct gi_stream_rt *st, struct g
 	GI_STORE_RELEASE_U64(&s->seq, 2 * s->frame + 2);
 }
 
+/* Frames lo .. lo + n - 1 became final in a deferred round: still invisible, in [pend_lo, pend_hi]. */
+GI_HD static inline void gi_stream_pend(struct gi_stream_rt *st, uint64_t lo, uint32_t n)
+{
+	if (st->pend_n == 0)
+		st->pend_lo = st->pend_hi = lo;
+	st->pend_lo = GI_MIN(st->pend_lo, lo);
+	st->pend_hi = GI_MAX(st->pend_hi, lo + n - 1);
+	st->pend_n += n;
+}
+
 /*
  * Make frame f final: its state, the frame counters, its loss and latency.
  * Visible to consumers at once, or — deferred — by gi_stream_make_visible().
@@ -225,12 +235,8 @@ GI_HD static inline void gi_frame_publish(struct gi_stream_rt *st, struct gi_fra
 	GI_COUNTER_ADD(&st->c.frames[kind], 1);
 	GI_COUNTER_ADD(&st->c.lost, expected - received);
 	gi_hist_observe(&st->frame_latency, now > first_rx_ns ? now - first_rx_ns : 0);
-	if (defer) {
-		if (st->pend_n++ == 0)
-			st->pend_lo = st->pend_hi = frame;
-		st->pend_lo = GI_MIN(st->pend_lo, frame);
-		st->pend_hi = GI_MAX(st->pend_hi, frame);
-	}
+	if (defer)
+		gi_stream_pend(st, frame, 1);
 	s->state = received == expected ? (uint32_t)GI_FRAME_COMPLETE : state;
 	s->publish_ns = now;
 	if (!defer)
