@@ -15,7 +15,8 @@
  * With a GPU — or in a -Demulate_cuda=true build, with the kernels on
  * CPU threads (tests/cuda_emu; not a GPU result) — the same traffic through
  * the real cuda executor in both modes, frames and counters compared with
- * the host reference.
+ * the host reference; and one Holoscan Sensor Bridge stream (hsbpkt.h),
+ * whose frames end with its sender's records, which warp 0's lanes add up.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -50,6 +51,7 @@ static uint8_t *write_count; /* one counter per byte of [count_lo, count_hi) */
 #include "kernels/phase_place.h"
 #include "kernels/phase_sequence_solo.h"
 #include "exec_fixture.h"
+#include "hsbpkt.h"
 #include "testpkt.h"
 
 #define PPF 8
@@ -114,17 +116,42 @@ static const struct exf_conf solo_tight = {
 	.slots = 2, .frame_timeout_ns = 0, .stream = world_port, .tensor = &world_tensor,
 };
 
+/*
+ * One Holoscan Sensor Bridge stream alone (hsbpkt.h): rocev2 with ICRCs,
+ * placed by address, every frame ending with its sender's record — a
+ * packet of its own (hsb_solo: metadata counted a frame each), or on the
+ * last data packet with the frame's CRC checked (hsb_solo_crc: every 7th
+ * frame's record is wrong, corrupt).  Batches hold several frames: the
+ * lanes of warp 0 fill them a frame each, and lane 0 adds up their
+ * records (gi_solo_group_lanes), which the udp_seq worlds above have none of.
+ */
+static const struct exf_conf hsb_solo = {
+	.format = GI_FORMAT_ROCEV2, .n_streams = 1, .packets = HSB_DATA + 1, .payload = HSB_PAYLOAD,
+	.window = WINDOW, .slots = SLOTS, .frame_timeout_ns = 0, .stream = hsb_stream, .arg = GI_ROCEV2_END_PACKET,
+};
+static const struct exf_conf hsb_solo_crc = {
+	.format = GI_FORMAT_ROCEV2, .n_streams = 1, .packets = HSB_DATA, .payload = HSB_PAYLOAD,
+	.window = WINDOW, .slots = SLOTS, .frame_timeout_ns = 0, .stream = hsb_stream, .arg = GI_ROCEV2_END_EMBEDDED,
+};
+
+/* Packet i of the traffic: b's len bytes, cut where a split NIC would cut it (after 78..125 bytes). */
+static void add_raw(struct traffic *t, const uint8_t *b, uint32_t len)
+{
+	uint32_t i = t->n++;
+	memcpy(t->pkt[i], b, len);
+	t->len[i] = len;
+	t->cut[i] = GI_MIN(len, 78u + (i * 7u) % 48u);
+	memcpy(t->seg0[i], b, t->cut[i]);
+	memcpy(t->seg1[i], b + t->cut[i], len - t->cut[i]);
+}
+
 static void add_pkt(struct traffic *t, int s, uint32_t frame, uint16_t idx, uint32_t seq)
 {
 	struct tp_opts o = { .udp_dst = (uint16_t)(6000 + s), .vlan = (frame & 1) ? 5 : -1 };
 	struct gi_udp_seq h = { .stream_id = (uint16_t)(20 + s), .packets_per_frame = PPF, .seq = seq, .frame = frame,
 				.pkt_index = idx, .payload_len = PAYLOAD, .timestamp_ns = 9 };
-	uint32_t i = t->n++;
-	t->len[i] = tp_build(t->pkt[i], &o, &h);
-	/* a split NIC cuts after the headers (74 or 78 bytes) plus 0..47 payload bytes */
-	t->cut[i] = GI_MIN(t->len[i], 78u + (i * 7u) % 48u);
-	memcpy(t->seg0[i], t->pkt[i], t->cut[i]);
-	memcpy(t->seg1[i], t->pkt[i] + t->cut[i], t->len[i] - t->cut[i]);
+	uint8_t b[TP_MAX];
+	add_raw(t, b, tp_build(b, &o, &h)); /* a split NIC cuts after the headers (74 or 78 bytes) and 0..47 more */
 }
 
 /* Loss, reorder, duplicates, late packets, window pushes, junk: every path of classify. */
@@ -186,6 +213,41 @@ static struct traffic *make_solo_traffic(void)
 		}
 	assert_true(t->n <= MAXPKTS);
 	return t;
+}
+
+/*
+ * The HSB stream (conf: hsb_solo or hsb_solo_crc) in order, PSNs from 100,
+ * pages in turn; frame 10 loses a data packet (it holds the window's head,
+ * so the next batch's first group is not one the lanes fill) and frame 20
+ * has one packet twice.
+ */
+static struct traffic *make_hsb_traffic(const struct exf_conf *conf)
+{
+	struct traffic *t = calloc(1, sizeof(*t));
+	t->pkt = calloc(MAXPKTS, TP_MAX);
+	t->seg0 = calloc(MAXPKTS, TP_MAX);
+	t->seg1 = calloc(MAXPKTS, TP_MAX);
+	const int embedded = conf->arg == GI_ROCEV2_END_EMBEDDED;
+	const uint32_t ppf = conf->packets;
+	uint8_t b[TP_MAX];
+	for (uint32_t k = 0; (k + 1) * ppf + 1 <= MAXPKTS; k++)
+		for (uint32_t idx = 0; idx < ppf; idx++) {
+			if (k == 10 && idx == 2)
+				continue;
+			uint32_t len = hsb_pkt(b, idx, k, (1 + k) % HSB_PAGES, 100 + k * ppf + idx, embedded);
+			add_raw(t, b, len);
+			if (k == 20 && idx == 1)
+				add_raw(t, b, len);
+		}
+	return t;
+}
+
+/* The traffic of conf's world. */
+static struct traffic *traffic_for(const struct exf_conf *conf)
+{
+	if (conf->format == GI_FORMAT_ROCEV2)
+		return make_hsb_traffic(conf);
+	return conf->n_streams == 1 ? make_solo_traffic() : make_traffic();
 }
 
 static void free_traffic(struct traffic *t)
@@ -253,6 +315,11 @@ static void assert_same_world(const struct exec_fixture *a, const struct exec_fi
 			assert_int_equal(p->seq, q->seq);
 			assert_int_equal(p->state, q->state);
 			assert_int_equal(p->received, q->received);
+			assert_int_equal(p->expected, q->expected);
+			assert_int_equal(p->first_ts_ns, q->first_ts_ns); /* the sender's times, not the clock */
+			assert_int_equal(p->sensor_id, q->sensor_id);
+			assert_int_equal(p->sensor_frame, q->sensor_frame);
+			assert_memory_equal(&p->sender, &q->sender, sizeof(p->sender)); /* a frame's end record */
 			assert_memory_equal(p + 1, q + 1, ha->slot_stride - sizeof(*p)); /* bitmap + payload */
 		}
 	}
@@ -571,7 +638,7 @@ static int big_slots_one_buffer(void)
 static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const struct exf_conf *conf,
 		   uint32_t ring_pkts)
 {
-	struct traffic *t = conf->n_streams == 1 ? make_solo_traffic() : make_traffic();
+	struct traffic *t = traffic_for(conf);
 	struct exec_fixture ref, gw;
 	exf_init(&ref, conf);
 	exf_init(&gw, conf);
@@ -689,8 +756,12 @@ static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const st
 		       (unsigned long long)gw.ctr.lane_frames);
 		assert_true(gw.ctr.runs > 0);
 		/* solo_tight's first groups are one frame (a window of 2): neither */
-		if (conf == &solo)
+		if (conf == &solo || conf->format == GI_FORMAT_ROCEV2)
 			assert_true(gw.ctr.lane_frames > 0);
+		if (conf == &hsb_solo) /* the records' packets, summed over the lanes */
+			assert_true(gw.st[0].c.metadata > 0);
+		if (conf == &hsb_solo_crc) /* the records' CRCs, checked in the commit */
+			assert_true(gw.st[0].c.frames[GI_FRAMES_CORRUPT] > 0 && gw.st[0].c.frames[GI_FRAMES_COMPLETE] > 0);
 		if (conf == &solo && (!tpr || strtoul(tpr, NULL, 10) >= 64))
 			assert_true(gw.ctr.early_copied > 0);
 	}
@@ -811,6 +882,11 @@ static void test_gpu_persistent(void **state)
 	/* one stream: its runs' payloads copied beside 2b (and stopped before a stall) */
 	assert_false(run_gpu(GI_EXEC_PERSISTENT, 0, 1, &solo, MAXB));
 	assert_false(run_gpu(GI_EXEC_PERSISTENT, 1, 1, &solo_tight, MAXB));
+	/* one HSB stream: the frames' end records summed by the lanes; the CRCs checked */
+	assert_false(run_gpu(GI_EXEC_PERSISTENT, 0, 1, &hsb_solo, MAXB));
+	hsb_frame_crc_on = 1;
+	assert_false(run_gpu(GI_EXEC_PERSISTENT, 1, 1, &hsb_solo_crc, MAXB));
+	hsb_frame_crc_on = 0;
 	/* slots of 2048 split packets: on an H100's or H200's 227 KiB a CTA (the
 	 * emulation's too) room for one staging buffer, not two: no staging ahead
 	 * (a device with room for neither skips it; one with room for two stages) */

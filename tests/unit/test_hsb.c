@@ -29,87 +29,17 @@
 
 #include "exec_fixture.h"
 #include "fmtpkt.h"
+#include "hsbpkt.h"
 #include "kernels/executor.h"
 #include "kernels/fmt_rocev2.h"
 
-#define PAYLOAD 128u
-#define DATA 5u                              /* data packets per frame */
-#define LAST 40u                             /* the last one's bytes */
-#define FRAME_BYTES ((DATA - 1) * PAYLOAD + LAST) /* 552 */
-#define META_OFF 640u                        /* roundup(552, 128): where the record goes */
-#define PAGE (META_OFF + 128u)               /* HSB's page_inc */
-#define PAGES 3u
-#define BASE 0x10000ull
-#define RKEY 0x2au
-#define QP 0x105u
 #define PKT_MAX 2048
-
-static uint32_t g_frame_crc; /* rocev2.frame_crc: verify, for the streams params() makes */
-
-static struct gi_format_params params(uint32_t frame_end, uint32_t has_rkey)
-{
-	struct gi_format_params fp;
-	struct gi_fmt_rocev2_params rp = {
-		.base_va = BASE, .frame_bytes = FRAME_BYTES, .page_bytes = PAGE, .pages = PAGES, .rkey = RKEY,
-		.has_rkey = has_rkey, .dst_qp = QP, .icrc = GI_ROCEV2_ICRC_VERIFY, .close_on = GI_ROCEV2_CLOSE_IMM,
-		.placement = GI_ROCEV2_PLACE_VA, .profile = GI_ROCEV2_PROFILE_HSB, .frame_end = frame_end,
-		.frame_crc = g_frame_crc,
-	};
-	gi_format_params_init(&fp, GI_FORMAT_ROCEV2);
-	gi_fmt_rocev2_set(&fp, &rp);
-	return fp;
-}
-
-/* HSB's record: frame number fn, start of frame sof_s.sof_ns, crc, bytes written. */
-static void record(uint8_t m[128], uint32_t psn, uint32_t fn, uint64_t sof_s, uint32_t sof_ns, uint32_t crc)
-{
-	memset(m, 0, 128);
-	gi_put_be32(m + GI_HSB_META_FLAGS, 1);
-	gi_put_be32(m + GI_HSB_META_PSN, psn);
-	gi_put_be32(m + GI_HSB_META_CRC, crc);
-	gi_put_be64(m + GI_HSB_META_SOF_S, sof_s);
-	gi_put_be32(m + GI_HSB_META_SOF_NS, sof_ns);
-	gi_put_be64(m + GI_HSB_META_BYTES_WRITTEN, FRAME_BYTES);
-	gi_put_be32(m + GI_HSB_META_FRAME, fn);
-	gi_put_be64(m + GI_HSB_META_META_S, sof_s + 1);
-	gi_put_be32(m + GI_HSB_META_META_NS, 7);
-}
-
-/* Frame k's CRC as HSB sends it, ~crc32 (zlib) of its bytes; every 7th wrong when g_frame_crc. */
-static uint32_t frame_crc(uint64_t k)
-{
-	uint8_t buf[FRAME_BYTES];
-	gi_pattern_fill(buf, gi_pattern_seed(QP & 0xffff, (uint32_t)k), 0, FRAME_BYTES);
-	uint32_t c = 0xffffffffu;
-	for (uint32_t i = 0; i < FRAME_BYTES; i++)
-		c = gi_crc32_step(c, buf[i]);
-	return k % 7 == 6 ? c ^ 0x10000u : c;
-}
-
-/* Packet idx of frame k on `page`, as HSB's FPGA sends it (embedded: as its emulator does). */
-static uint32_t hsb_pkt(uint8_t *b, uint32_t idx, uint64_t k, uint32_t page, uint32_t psn, int embedded)
-{
-	static uint8_t m[128];
-	uint32_t meta = embedded ? idx == DATA - 1 : idx == DATA;
-	struct rp p = { .opcode = (uint8_t)(GI_ROCEV2_UC | (meta ? GI_ROCEV2_WRITE_ONLY_IMM : GI_ROCEV2_WRITE_ONLY)),
-			.qp = QP, .psn = psn & 0xffffff, .plen = idx + 1 < DATA ? PAYLOAD : idx + 1 == DATA ? LAST : 0,
-			.va = BASE + (uint64_t)page * PAGE + (idx < DATA ? idx * PAYLOAD : META_OFF), .pad = -1,
-			.seed = gi_pattern_seed(QP & 0xffff, (uint32_t)k), .off = (uint64_t)idx * PAYLOAD, .rkey = RKEY,
-			.imm = (psn & 0xfffffu) << 12 | page };
-	if (meta) {
-		record(m, psn, (uint32_t)((65533 + k) & 0xffff), 1700000000ull + k, (uint32_t)k * 3,
-		       g_frame_crc ? frame_crc(k) : 0xc0ffee00u + (uint32_t)k);
-		p.meta = m;
-		p.zpad = embedded ? META_OFF - (DATA - 1) * PAYLOAD - LAST : 0;
-	}
-	return rp_build(b, &p);
-}
 
 static int parse(const struct gi_format_params *fp, const uint8_t *b, uint32_t len, struct gi_pkt_info *pi)
 {
 	struct gi_l4 l4;
 	assert_int_equal(gi_parse_l4(b, len, len, &l4), GI_L4_OK);
-	return gi_fmt_rocev2_parse(fp, b, len, NULL, &l4, DATA + 1, PAYLOAD, 1, pi);
+	return gi_fmt_rocev2_parse(fp, b, len, NULL, &l4, HSB_DATA + 1, HSB_PAYLOAD, 1, pi);
 }
 
 /* ---- the parser ---- */
@@ -117,47 +47,47 @@ static int parse(const struct gi_format_params *fp, const uint8_t *b, uint32_t l
 static void test_write_only_by_va(void **state)
 {
 	(void)state;
-	struct gi_format_params fp = params(GI_ROCEV2_END_PACKET, 1);
+	struct gi_format_params fp = hsb_params(GI_ROCEV2_END_PACKET, 1);
 	uint8_t b[PKT_MAX];
 	struct gi_pkt_info pi;
 
 	/* data on page 1 at offset 2 x 128; the short last one */
 	assert_int_equal(parse(&fp, b, hsb_pkt(b, 2, 0, 1, 100, 0), &pi), 0);
 	assert_int_equal(pi.has_offset, 1);
-	assert_int_equal(pi.byte_off, 2 * PAYLOAD);
-	assert_int_equal(pi.payload_len, PAYLOAD);
+	assert_int_equal(pi.byte_off, 2 * HSB_PAYLOAD);
+	assert_int_equal(pi.payload_len, HSB_PAYLOAD);
 	assert_int_equal(pi.meta, 0);
 	assert_int_equal(pi.seq, 100);
 	assert_int_equal(pi.closes_frame, 0);
-	assert_int_equal(parse(&fp, b, hsb_pkt(b, DATA - 1, 0, 2, 101, 0), &pi), 0);
-	assert_int_equal(pi.byte_off, (DATA - 1) * PAYLOAD);
-	assert_int_equal(pi.payload_len, LAST);
+	assert_int_equal(parse(&fp, b, hsb_pkt(b, HSB_DATA - 1, 0, 2, 101, 0), &pi), 0);
+	assert_int_equal(pi.byte_off, (HSB_DATA - 1) * HSB_PAYLOAD);
+	assert_int_equal(pi.payload_len, HSB_LAST);
 
 	/* the record in a packet of its own: no data, the frame's last index, the record's fields */
-	assert_int_equal(parse(&fp, b, hsb_pkt(b, DATA, 9, 1, 0xabcde5, 0), &pi), 0);
+	assert_int_equal(parse(&fp, b, hsb_pkt(b, HSB_DATA, 9, 1, 0xabcde5, 0), &pi), 0);
 	assert_int_equal(pi.meta, 1);
 	assert_int_equal(pi.payload_len, 0);
 	assert_int_equal(pi.meta_rel, 0);
-	assert_int_equal(pi.byte_off, DATA * PAYLOAD); /* index DATA of DATA + 1 */
+	assert_int_equal(pi.byte_off, HSB_DATA * HSB_PAYLOAD); /* index HSB_DATA of HSB_DATA + 1 */
 	assert_int_equal(pi.frame, (65533 + 9) & 0xffff);
 	assert_int_equal(pi.timestamp, (1700000000ull + 9) * 1000000000ull + 27);
 	assert_int_equal(pi.closes_frame, 1);
 	assert_int_equal(pi.seq, 0xabcde5);
 
 	/* the emulator's form under frame_end embedded: data, zero pad to 640, the record */
-	struct gi_format_params fe = params(GI_ROCEV2_END_EMBEDDED, 1);
-	assert_int_equal(parse(&fe, b, hsb_pkt(b, DATA - 1, 3, 0, 7, 1), &pi), 0);
+	struct gi_format_params fe = hsb_params(GI_ROCEV2_END_EMBEDDED, 1);
+	assert_int_equal(parse(&fe, b, hsb_pkt(b, HSB_DATA - 1, 3, 0, 7, 1), &pi), 0);
 	assert_int_equal(pi.meta, 1);
-	assert_int_equal(pi.byte_off, (DATA - 1) * PAYLOAD);
-	assert_int_equal(pi.payload_len, LAST); /* not the pad */
-	assert_int_equal(pi.meta_rel, META_OFF - (DATA - 1) * PAYLOAD);
+	assert_int_equal(pi.byte_off, (HSB_DATA - 1) * HSB_PAYLOAD);
+	assert_int_equal(pi.payload_len, HSB_LAST); /* not the pad */
+	assert_int_equal(pi.meta_rel, HSB_META_OFF - (HSB_DATA - 1) * HSB_PAYLOAD);
 	assert_int_equal(pi.frame, (65533 + 3) & 0xffff);
 
 	/* and the record the parsed packet carries, stored the way phase 3 does */
 	struct gi_l4 l4;
-	uint32_t len = hsb_pkt(b, DATA - 1, 3, 0, 7, 1);
+	uint32_t len = hsb_pkt(b, HSB_DATA - 1, 3, 0, 7, 1);
 	assert_int_equal(gi_parse_l4(b, len, len, &l4), GI_L4_OK);
-	assert_int_equal(gi_fmt_rocev2_parse(&fe, b, len, NULL, &l4, DATA, PAYLOAD, 1, &pi), 0);
+	assert_int_equal(gi_fmt_rocev2_parse(&fe, b, len, NULL, &l4, HSB_DATA, HSB_PAYLOAD, 1, &pi), 0);
 	struct gi_frame_slot s;
 	memset(&s, 0, sizeof(s));
 	gi_frame_sender_store(&s, b, len, NULL, l4.payload_off + pi.payload_off + pi.meta_rel);
@@ -165,7 +95,7 @@ static void test_write_only_by_va(void **state)
 	assert_int_equal(s.sender.flags, 1);
 	assert_int_equal(s.sender.psn, 7);
 	assert_int_equal(s.sender.crc, 0xc0ffee03u);
-	assert_int_equal(s.sender.bytes_written, FRAME_BYTES);
+	assert_int_equal(s.sender.bytes_written, HSB_FRAME_BYTES);
 	assert_int_equal(s.sender.sof_ns, 1700000003ull * 1000000000ull + 9);
 	assert_int_equal(s.sender.meta_ns, 1700000004ull * 1000000000ull + 7);
 
@@ -184,45 +114,45 @@ static void test_write_only_by_va(void **state)
 static void test_refusals(void **state)
 {
 	(void)state;
-	struct gi_format_params fp = params(GI_ROCEV2_END_PACKET, 1);
-	struct gi_format_params fe = params(GI_ROCEV2_END_EMBEDDED, 1);
-	struct gi_format_params any = params(GI_ROCEV2_END_PACKET, 0);
+	struct gi_format_params fp = hsb_params(GI_ROCEV2_END_PACKET, 1);
+	struct gi_format_params fe = hsb_params(GI_ROCEV2_END_EMBEDDED, 1);
+	struct gi_format_params any = hsb_params(GI_ROCEV2_END_PACKET, 0);
 	uint8_t b[PKT_MAX];
 	struct gi_pkt_info pi;
 	uint8_t m[128];
 
-	record(m, 1, 2, 3, 4, 5);
+	hsb_record(m, 1, 2, 3, 4, 5);
 	/* another R_Key; without rocev2.rkey any goes */
-	struct rp p = { .opcode = GI_ROCEV2_UC | GI_ROCEV2_WRITE_ONLY, .qp = QP, .psn = 1, .plen = PAYLOAD,
-			.va = BASE + PAGE, .pad = -1, .rkey = RKEY + 1 };
+	struct rp p = { .opcode = GI_ROCEV2_UC | GI_ROCEV2_WRITE_ONLY, .qp = HSB_QP, .psn = 1, .plen = HSB_PAYLOAD,
+			.va = HSB_BASE + HSB_PAGE, .pad = -1, .rkey = HSB_RKEY + 1 };
 	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), GI_DROP_ROCEV2_RKEY);
 	assert_int_equal(parse(&any, b, rp_build(b, &p), &pi), 0);
-	p.rkey = RKEY;
+	p.rkey = HSB_RKEY;
 	/* a page past rocev2.pages, a VA below base_va */
-	p.va = BASE + PAGES * PAGE;
+	p.va = HSB_BASE + HSB_PAGES * HSB_PAGE;
 	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), GI_DROP_ROCEV2_BOUNDS);
-	p.va = BASE - 1;
+	p.va = HSB_BASE - 1;
 	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), GI_DROP_ROCEV2_BOUNDS);
 	/* past the frame's end inside its page: a full packet where the short one goes */
-	p.va = BASE + (DATA - 1) * PAYLOAD;
+	p.va = HSB_BASE + (HSB_DATA - 1) * HSB_PAYLOAD;
 	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), GI_DROP_ROCEV2_BOUNDS);
-	p.plen = LAST;
+	p.plen = HSB_LAST;
 	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), 0);
 	/* an empty WRITE at the frame's end names no place in it (found by fuzz_rocev2) */
-	p.va = BASE + FRAME_BYTES;
+	p.va = HSB_BASE + HSB_FRAME_BYTES;
 	p.plen = 0;
 	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), GI_DROP_ROCEV2_BOUNDS);
 	/* a VA off its place parses (bounds hold); the PSN check refuses it once the stream runs */
-	p.va = BASE + PAYLOAD + 1;
-	p.plen = PAYLOAD;
+	p.va = HSB_BASE + HSB_PAYLOAD + 1;
+	p.plen = HSB_PAYLOAD;
 	assert_int_equal(parse(&fp, b, rp_build(b, &p), &pi), 0);
-	assert_int_equal(gi_fmt_rocev2_check_va(&fp, &pi, 1, 0, 0, DATA + 1, PAYLOAD), GI_DROP_ROCEV2_VA);
-	pi.byte_off = PAYLOAD;
-	assert_int_equal(gi_fmt_rocev2_check_va(&fp, &pi, 1, 0, 0, DATA + 1, PAYLOAD), 0); /* PSN 1: index 1 */
+	assert_int_equal(gi_fmt_rocev2_check_va(&fp, &pi, 1, 0, 0, HSB_DATA + 1, HSB_PAYLOAD), GI_DROP_ROCEV2_VA);
+	pi.byte_off = HSB_PAYLOAD;
+	assert_int_equal(gi_fmt_rocev2_check_va(&fp, &pi, 1, 0, 0, HSB_DATA + 1, HSB_PAYLOAD), 0); /* PSN 1: index 1 */
 
 	/* records: the immediate's page must be the VA's */
-	struct rp r = { .opcode = GI_ROCEV2_UC | GI_ROCEV2_WRITE_ONLY_IMM, .qp = QP, .psn = 5, .plen = 0,
-			.va = BASE + PAGE + META_OFF, .pad = -1, .rkey = RKEY, .meta = m, .imm = 5u << 12 | 1u };
+	struct rp r = { .opcode = GI_ROCEV2_UC | GI_ROCEV2_WRITE_ONLY_IMM, .qp = HSB_QP, .psn = 5, .plen = 0,
+			.va = HSB_BASE + HSB_PAGE + HSB_META_OFF, .pad = -1, .rkey = HSB_RKEY, .meta = m, .imm = 5u << 12 | 1u };
 	assert_int_equal(parse(&fp, b, rp_build(b, &r), &pi), 0);
 	r.imm = 5u << 12 | 2u;
 	assert_int_equal(parse(&fp, b, rp_build(b, &r), &pi), GI_DROP_ROCEV2_VA);
@@ -233,16 +163,16 @@ static void test_refusals(void **state)
 	r.va += 128;
 	assert_int_equal(parse(&fe, b, rp_build(b, &r), &pi), GI_DROP_ROCEV2_BOUNDS);
 	/* an appended record where the stream expects one of its own, or with data past the pad */
-	r.va = BASE + PAGE + (DATA - 1) * PAYLOAD;
-	r.plen = LAST;
-	r.zpad = META_OFF - (DATA - 1) * PAYLOAD - LAST;
+	r.va = HSB_BASE + HSB_PAGE + (HSB_DATA - 1) * HSB_PAYLOAD;
+	r.plen = HSB_LAST;
+	r.zpad = HSB_META_OFF - (HSB_DATA - 1) * HSB_PAYLOAD - HSB_LAST;
 	assert_int_equal(parse(&fp, b, rp_build(b, &r), &pi), GI_DROP_ROCEV2_BOUNDS);
 	assert_int_equal(parse(&fe, b, rp_build(b, &r), &pi), 0);
 	r.zpad += 128;
 	assert_int_equal(parse(&fe, b, rp_build(b, &r), &pi), GI_DROP_ROCEV2_BOUNDS);
 	/* frame_end auto takes either form where the strict ones refuse the other; only with profile hsb is
 	 * auto the learning kind (every rocev2 stream carries the default) */
-	struct gi_format_params fa = params(GI_ROCEV2_END_AUTO, 1);
+	struct gi_format_params fa = hsb_params(GI_ROCEV2_END_AUTO, 1);
 	assert_true(gi_fmt_rocev2_end_auto(&fa));
 	assert_false(gi_fmt_rocev2_end_auto(&fp));
 	assert_false(gi_fmt_rocev2_end_auto(&fe));
@@ -254,45 +184,30 @@ static void test_refusals(void **state)
 	r.zpad -= 128; /* the appended record above, well formed again */
 	assert_int_equal(parse(&fa, b, rp_build(b, &r), &pi), 0);
 	assert_int_equal(pi.meta, 1);
-	assert_int_equal(pi.payload_len, LAST);
-	assert_int_equal(pi.byte_off, (DATA - 1) * PAYLOAD);
+	assert_int_equal(pi.payload_len, HSB_LAST);
+	assert_int_equal(pi.byte_off, (HSB_DATA - 1) * HSB_PAYLOAD);
 	assert_int_equal(parse(&fp, b, rp_build(b, &r), &pi), GI_DROP_ROCEV2_BOUNDS);
-	struct rp own = { .opcode = GI_ROCEV2_UC | GI_ROCEV2_WRITE_ONLY_IMM, .qp = QP, .psn = 5, .plen = 0,
-			  .va = BASE + PAGE + META_OFF, .pad = -1, .rkey = RKEY, .meta = m, .imm = 5u << 12 | 1u };
+	struct rp own = { .opcode = GI_ROCEV2_UC | GI_ROCEV2_WRITE_ONLY_IMM, .qp = HSB_QP, .psn = 5, .plen = 0,
+			  .va = HSB_BASE + HSB_PAGE + HSB_META_OFF, .pad = -1, .rkey = HSB_RKEY, .meta = m, .imm = 5u << 12 | 1u };
 	assert_int_equal(parse(&fa, b, rp_build(b, &own), &pi), 0);
 	assert_int_equal(pi.meta, 1);
 	assert_int_equal(pi.payload_len, 0);
-	assert_int_equal(pi.byte_off, DATA * PAYLOAD); /* the slot's last index: DATA of DATA + 1 */
+	assert_int_equal(pi.byte_off, HSB_DATA * HSB_PAYLOAD); /* the slot's last index: HSB_DATA of HSB_DATA + 1 */
 	assert_int_equal(parse(&fe, b, rp_build(b, &own), &pi), GI_DROP_ROCEV2_BOUNDS);
 	own.va -= 128; /* auto or not, a record of its own goes at roundup(frame bytes, 128) only */
 	assert_int_equal(parse(&fa, b, rp_build(b, &own), &pi), GI_DROP_ROCEV2_BOUNDS);
 	r.zpad += 128; /* ... and an appended one ends there */
 	assert_int_equal(parse(&fa, b, rp_build(b, &r), &pi), GI_DROP_ROCEV2_BOUNDS);
 	/* a WRITE with immediate too short to hold a record */
-	struct rp runt = { .opcode = GI_ROCEV2_UC | GI_ROCEV2_WRITE_ONLY_IMM, .qp = QP, .psn = 5, .plen = 64,
-			   .va = BASE + PAGE + META_OFF, .pad = -1, .rkey = RKEY, .imm = 5u << 12 | 1u };
+	struct rp runt = { .opcode = GI_ROCEV2_UC | GI_ROCEV2_WRITE_ONLY_IMM, .qp = HSB_QP, .psn = 5, .plen = 64,
+			   .va = HSB_BASE + HSB_PAGE + HSB_META_OFF, .pad = -1, .rkey = HSB_RKEY, .imm = 5u << 12 | 1u };
 	assert_int_equal(parse(&fp, b, rp_build(b, &runt), &pi), GI_DROP_MALFORMED_LENGTH);
 }
 
 /* ---- through the executor ---- */
 
-/* conf.arg: the stream's rocev2.frame_end (0: packet) */
-static void hsb_stream(struct exec_fixture *f, int s)
-{
-	struct gi_stream_rt *st = &f->st[s];
-	uint32_t frame_end = (uint32_t)f->conf.arg;
-	st->fp = params(frame_end, 1);
-	st->fp.resync_frames = 1000;
-	st->data_packets = DATA;
-	/* as the daemon configures it: the slot's last bit is a record packet's (auto: until learned) */
-	st->packets = frame_end == GI_ROCEV2_END_EMBEDDED ? DATA : DATA + 1;
-	st->last_bytes = LAST;
-	st->ring->frame_bytes = FRAME_BYTES;
-	exf_map_port(f, s, GI_ROCEV2_UDP_PORT);
-}
-
 static const struct exf_conf hsb_conf = {
-	.format = GI_FORMAT_ROCEV2, .n_streams = 1, .packets = DATA + 1, .payload = PAYLOAD, .window = 3, .slots = 6,
+	.format = GI_FORMAT_ROCEV2, .n_streams = 1, .packets = HSB_DATA + 1, .payload = HSB_PAYLOAD, .window = 3, .slots = 6,
 	.maxb = 32, .stream = hsb_stream,
 };
 
@@ -311,10 +226,10 @@ static void joined_mid_frame(uint32_t frame_end, int embedded)
 {
 	enum { FRAMES = 300, FIRST = 3 }; /* the daemon's first packet: frame 0's index 3 */
 	struct exf_conf conf = hsb_conf;
-	uint32_t ppf = embedded ? DATA : DATA + 1; /* PSNs per frame */
+	uint32_t ppf = embedded ? HSB_DATA : HSB_DATA + 1; /* PSNs per frame */
 	conf.arg = frame_end;
 	for (int seed = 1; seed <= 6; seed++) {
-		g_frame_crc = seed > 4; /* the last two: frames checked against the record's CRC */
+		hsb_frame_crc_on = seed > 4; /* the last two: frames checked against the record's CRC */
 		struct exec_fixture *f = exf_new(&conf);
 		f->twin_gpu_form = seed % 2;
 		uint8_t b[PKT_MAX];
@@ -332,8 +247,8 @@ static void joined_mid_frame(uint32_t frame_end, int embedded)
 					lost_on_purpose++;
 					continue;
 				}
-				meta_sent += idx == DATA; /* a record packet of its own (never in the embedded form) */
-				uint32_t page = (uint32_t)((1 + k) % PAGES);
+				meta_sent += idx == HSB_DATA; /* a record packet of its own (never in the embedded form) */
+				uint32_t page = (uint32_t)((1 + k) % HSB_PAGES);
 				uint32_t len = hsb_pkt(b, idx, k, page, psn0 + (uint32_t)n, embedded);
 				queue_raw(f, b, len);
 				if (rnd() % 100 < 3) {
@@ -356,9 +271,9 @@ static void joined_mid_frame(uint32_t frame_end, int embedded)
 		assert_int_equal(st->c.metadata, meta_sent);
 		assert_int_equal(st->packets, ppf); /* auto: learned, whether from frame 0's record or frame 1 */
 		assert_int_equal(st->end_unknown, 0);
-		assert_true(st->c.frames[GI_FRAMES_COMPLETE] > FRAMES * 3 / 4 - (g_frame_crc ? FRAMES / 7 : 0));
+		assert_true(st->c.frames[GI_FRAMES_COMPLETE] > FRAMES * 3 / 4 - (hsb_frame_crc_on ? FRAMES / 7 : 0));
 		/* every 7th frame's record carries a wrong CRC: the complete ones among them are corrupt */
-		if (g_frame_crc)
+		if (hsb_frame_crc_on)
 			assert_true(st->c.frames[GI_FRAMES_CORRUPT] > FRAMES / 7 / 2);
 		else
 			assert_int_equal(st->c.frames[GI_FRAMES_CORRUPT], 0);
@@ -368,7 +283,7 @@ static void joined_mid_frame(uint32_t frame_end, int embedded)
 		for (uint64_t fr = st->next_pub - 5; fr < st->next_pub; fr++) {
 			struct gi_frame_slot *s = gi_frame_slot_at(st->ring, fr);
 			uint64_t k = fr - st->frame_base;
-			int bad = g_frame_crc && k % 7 == 6;
+			int bad = hsb_frame_crc_on && k % 7 == 6;
 			if (s->state == GI_FRAME_CORRUPT) {
 				assert_true(bad);
 				assert_int_equal(s->sender.crc_state, GI_CRC_MISMATCH);
@@ -381,18 +296,18 @@ static void joined_mid_frame(uint32_t frame_end, int embedded)
 			seen++;
 			assert_int_equal(s->sender.kind, GI_SENDER_HSB);
 			assert_int_equal(s->sender.frame_number, 65533 + k);
-			assert_int_equal(s->sender.crc, g_frame_crc ? frame_crc(k) : 0xc0ffee00u + (uint32_t)k);
-			assert_int_equal(s->sender.crc_state, g_frame_crc ? GI_CRC_OK : GI_CRC_UNCHECKED);
+			assert_int_equal(s->sender.crc, hsb_frame_crc_on ? hsb_frame_crc(k) : 0xc0ffee00u + (uint32_t)k);
+			assert_int_equal(s->sender.crc_state, hsb_frame_crc_on ? GI_CRC_OK : GI_CRC_UNCHECKED);
 			assert_int_equal(s->first_ts_ns, (1700000000ull + k) * 1000000000ull + k * 3);
 			assert_int_equal(s->sender.sof_ns, s->first_ts_ns);
 			assert_int_equal(s->expected, ppf);
 			assert_int_equal(gi_pattern_mismatches(gi_frame_payload(st->ring, s),
-							       gi_pattern_seed(QP & 0xffff, (uint32_t)k), 0, FRAME_BYTES), 0);
+							       gi_pattern_seed(HSB_QP & 0xffff, (uint32_t)k), 0, HSB_FRAME_BYTES), 0);
 		}
 		assert_true(seen > 0);
 		exf_free(f);
 	}
-	g_frame_crc = 0;
+	hsb_frame_crc_on = 0;
 }
 
 static void test_stream_joined_mid_frame(void **state)
@@ -427,7 +342,7 @@ static void auto_learns(int embedded, int lose_first_record, uint32_t batch, uin
 	conf.arg = GI_ROCEV2_END_AUTO;
 	struct exec_fixture *f = exf_new(&conf);
 	const struct gi_stream_rt *st = &f->st[0];
-	uint32_t ppf = embedded ? DATA : DATA + 1, lose = (uint32_t)lose_first_record;
+	uint32_t ppf = embedded ? HSB_DATA : HSB_DATA + 1, lose = (uint32_t)lose_first_record;
 	uint64_t meta_sent = 0;
 	uint8_t b[PKT_MAX];
 
@@ -439,7 +354,7 @@ static void auto_learns(int embedded, int lose_first_record, uint32_t batch, uin
 				continue; /* frame 0's record */
 			meta_sent += record && !embedded;
 			uint32_t psn = 77 + (uint32_t)(k * ppf + idx);
-			queue_raw(f, b, hsb_pkt(b, idx, k, (uint32_t)((1 + k) % PAGES), psn, embedded));
+			queue_raw(f, b, hsb_pkt(b, idx, k, (uint32_t)((1 + k) % HSB_PAGES), psn, embedded));
 			if (f->n == batch)
 				flush_batch(f);
 			if (batch > 1 || k > 1)
@@ -447,7 +362,7 @@ static void auto_learns(int embedded, int lose_first_record, uint32_t batch, uin
 			/* packet by packet: known at the first record, or (lost) at frame 1's first packet */
 			int known = k == 1 || (!lose && record);
 			assert_int_equal(st->end_unknown, !known);
-			assert_int_equal(st->packets, known ? ppf : DATA + 1);
+			assert_int_equal(st->packets, known ? ppf : HSB_DATA + 1);
 		}
 	}
 	if (f->n)
@@ -461,16 +376,16 @@ static void auto_learns(int embedded, int lose_first_record, uint32_t batch, uin
 	assert_int_equal(st->c.frames[GI_FRAMES_COMPLETE], FRAMES - lose);
 	assert_int_equal(st->c.frames[GI_FRAMES_PARTIAL], lose);
 	assert_int_equal(st->c.lost, lose);
-	assert_int_equal(st->c.packets, FRAMES * DATA - (uint64_t)(lose && embedded));
+	assert_int_equal(st->c.packets, FRAMES * HSB_DATA - (uint64_t)(lose && embedded));
 	assert_int_equal(st->c.metadata, meta_sent);
 	assert_int_equal(accounted(f), f->fed);
 	for (uint64_t fr = st->next_pub - 3; fr < st->next_pub; fr++) {
 		struct gi_frame_slot *s = gi_frame_slot_at(st->ring, fr);
-		uint64_t seed = gi_pattern_seed(QP & 0xffff, (uint32_t)(fr - st->frame_base));
+		uint64_t seed = gi_pattern_seed(HSB_QP & 0xffff, (uint32_t)(fr - st->frame_base));
 		assert_int_equal(s->state, GI_FRAME_COMPLETE);
 		assert_int_equal(s->expected, ppf);
 		assert_int_equal(s->sender.kind, GI_SENDER_HSB);
-		assert_int_equal(gi_pattern_mismatches(gi_frame_payload(st->ring, s), seed, 0, FRAME_BYTES), 0);
+		assert_int_equal(gi_pattern_mismatches(gi_frame_payload(st->ring, s), seed, 0, HSB_FRAME_BYTES), 0);
 	}
 	if (batch > 1)
 		assert_true(f->twin_runs > 0); /* the fast path is back once the form is known */
@@ -503,11 +418,11 @@ static void test_auto_relearns_after_restart(void **state)
 	uint8_t b[PKT_MAX];
 	uint64_t k = 0;
 	for (int embedded = 0; embedded < 2; embedded++) {
-		uint32_t ppf = embedded ? DATA : DATA + 1, psn0 = embedded ? 0x800000u : 10u;
+		uint32_t ppf = embedded ? HSB_DATA : HSB_DATA + 1, psn0 = embedded ? 0x800000u : 10u;
 		for (uint64_t j = 0; j < FRAMES; j++, k++) {
 			for (uint32_t idx = 0; idx < ppf; idx++) {
 				uint32_t psn = psn0 + (uint32_t)(j * ppf + idx);
-				queue_raw(f, b, hsb_pkt(b, idx, k, (uint32_t)(k % PAGES), psn, embedded));
+				queue_raw(f, b, hsb_pkt(b, idx, k, (uint32_t)(k % HSB_PAGES), psn, embedded));
 				if (f->n == 9)
 					flush_batch(f);
 			}
