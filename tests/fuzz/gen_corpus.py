@@ -133,12 +133,13 @@ def format_input(params, pkt, packets=4, payload=64, cut=0xffff, state=(0, 0, 0)
 # ---- exec ------------------------------------------------------------------------
 
 def exec_input(formats, records, ports, slots=8, window=3, split=0, packets=4, payload=64, timeout_ms=0,
-               params=None):
-    """fuzz_exec.c's input: stream count, two bits of format per stream, geometry, streams, records."""
+               params=None, last=None):
+    """fuzz_exec.c's input: stream count, two bits of format per stream, geometry (the frame's last packet's
+    bytes: last, None the payload's), streams, records."""
     n = len(formats)
     fb = sum((f - 1) << (2 * s) for s, f in enumerate(formats))
     out = u8(n - 1) + u8(fb) + u8(slots - 2) + u8(window - 1) + u8(0x80 | (split - 14) if split else 0) + \
-        u16(packets - 1) + u16(payload - 1) + u32(timeout_ms)
+        u16(packets - 1) + u16(payload - 1) + u16((last or payload) - 1) + u32(timeout_ms)
     for s, f in enumerate(formats):
         out += u16(ports[s]) + p_resync() + (params[s] if params else FORMAT_PARAMS[f]())
     for op, pkt in records:
@@ -233,6 +234,11 @@ def main():
     write("exec", "udp_seq_split_timeout",
           exec_input([1], seq_frames(mk_us, 2, [0, 1, 2]) + [(2 | 8 << 2, b"")] + seq_frames(mk_us, 1, [5, 6]),
                      [5000], split=60, timeout_ms=5))
+    # one stream's in-order runs of several 2-packet frames a batch of 8: the twin's one-stream trip (2b a
+    # group of frames at a time), batches in the GPU's form (op bit 2) and the host's in turn
+    runs = [((1 | (j // 8 % 2) << 2) if j % 8 == 7 else 0, frame(udp_seq(0, 2, j, j // 2, j % 2, PL), 5000))
+            for j in range(32)]
+    write("exec", "udp_seq_runs", exec_input([1], runs, [5000], packets=2, window=6, slots=8))
     write("exec", "vita49", exec_input([3], seq_frames(mk_vr, 3), [4991],
                                        params=[p_vita49(step=1_000_000)]))
     write("exec", "rocev2", exec_input([2], seq_frames(mk_ro, 3), [4791]))
