@@ -18,9 +18,19 @@
  * sees any read past it.  At the end every stream is flushed, and the
  * accounting invariant (DESIGN.md) must hold: every packet handed over is
  * in exactly one of placed, metadata, duplicates, late or drops[reason].
+ *
+ * A twin with its own streams and frame rings takes every batch through
+ * the phased executor instead — as the host runs it, or split among
+ * workers and lanes as the GPU's CTA splits it (exf_phases_gpu_form,
+ * tests/unit/exec_fixture.h): bit 2 of a running op picks which, a full
+ * batch alternates — and after every batch, tick and flush the two must
+ * be identical, every frame ring byte and every counter
+ * (exf_same_state): the serial path is the reference of the phased ones,
+ * on whatever the fuzzer finds as on test_phased's traffic.
  */
 #include "fuzz.h"
 #include "kernels/executor.h"
+#include "tests/unit/exec_fixture.h"
 
 #define FZ_MAX_STREAMS 4
 #define FZ_MAXB 8u
@@ -38,14 +48,26 @@ struct fz_exec {
 };
 
 static uint16_t map[65536];
-static struct fz_exec x; /* static: 4 KB of batch state off the stack */
+static struct fz_exec x;         /* static: 4 KB of batch state off the stack */
+static struct gi_stream_rt y[FZ_MAX_STREAMS]; /* the twin's streams, own frame rings: the phased path */
+static struct gi_exec_ctx y_ctx;
+static struct gi_exec_counters y_ctr;
+static struct gi_batch_hdr *y_scratch;
+static uint64_t y_ring_bytes;    /* of each frame ring */
 
-static void run_batch(struct fz_exec *x)
+/* The queued packets as one batch: the serial path, the twin's phased one (gpu_form: as the GPU's CTA). */
+static void run_batch(struct fz_exec *x, int gpu_form)
 {
 	struct gi_batch_slot *s = gi_ring_slot(x->ring, 0);
+	const uint32_t layout = x->split ? 1 : 0;
 	s->n_pkts = x->n;
 	s->port = 0;
-	gi_exec_slot_host(&x->ctx, &x->ctr, s, FZ_MAXB, x->split ? 1 : 0, x->now);
+	gi_exec_slot_host(&x->ctx, &x->ctr, s, FZ_MAXB, layout, x->now);
+	if (gpu_form)
+		exf_phases_gpu_form(&y_ctx, &y_ctr, s, FZ_MAXB, layout, x->now, y_scratch);
+	else
+		gi_exec_slot_phased(&y_ctx, &y_ctr, GI_GROUP_ANY, NULL, 0, s, FZ_MAXB, layout, x->now, y_scratch);
+	exf_same_state(x->st, y, x->ctx.n_streams, y_ring_bytes, &x->ctr, &y_ctr, gpu_form ? "a batch (GPU form)" : "a batch");
 	x->fed += x->n;
 	for (uint32_t i = 0; i < x->n; i++)
 		fz_pkt_free(&x->pkts[i]);
@@ -55,7 +77,7 @@ static void run_batch(struct fz_exec *x)
 static void queue(struct fz_exec *x, const uint8_t *p, uint32_t len)
 {
 	if (x->n == FZ_MAXB)
-		run_batch(x);
+		run_batch(x, (int)(x->ctr.batches & 1));
 	struct gi_batch_slot *s = gi_ring_slot(x->ring, 0);
 	struct fz_pkt *k = &x->pkts[x->n];
 	fz_pkt_make(k, p, len, x->split ? x->split : len);
@@ -69,7 +91,7 @@ static void queue(struct fz_exec *x, const uint8_t *p, uint32_t len)
 }
 
 /* Every packet handed to the executor lands in exactly one of these. */
-static uint64_t accounted(const struct fz_exec *x)
+static uint64_t fz_accounted(const struct fz_exec *x)
 {
 	uint64_t a = 0;
 	for (uint32_t s = 0; s < x->ctx.n_streams; s++)
@@ -84,6 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fz z = { data, size };
 
 	memset(&x, 0, sizeof(x));
+	memset(y, 0, sizeof(y));
+	memset(&y_ctr, 0, sizeof(y_ctr));
 	memset(map, 0xff, sizeof(map)); /* GI_STREAM_NONE */
 	uint8_t sf = fz_u8(&z);
 	uint32_t n_streams = 1u + (sf & 3u);
@@ -148,8 +172,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		st->next_same_udp = map[port]; /* chained: told apart by the format's match */
 		map[port] = (uint16_t)s;
+		y[s] = *st; /* the twin: the same stream on a frame ring of its own */
+		y[s].ring = aligned_alloc(64, GI_ALIGN_UP(ring_bytes, 64));
+		memcpy(y[s].ring, h, ring_bytes);
 	}
 	x.ctx = (struct gi_exec_ctx){ .n_streams = n_streams, .n_ports = 1, .streams = x.st, .map = map };
+	y_ctx = (struct gi_exec_ctx){ .n_streams = n_streams, .n_ports = 1, .streams = y, .map = map };
+	y_ring_bytes = ring_bytes;
+	if (!y_scratch)
+		y_scratch = aligned_alloc(64, GI_ALIGN_UP(gi_batch_scratch_bytes(FZ_MAXB), 64));
 	uint64_t rb = gi_ring_bytes(1, FZ_MAXB, x.split ? 1 : 0);
 	x.ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
 	memset(x.ring, 0, rb);
@@ -168,29 +199,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			z.p += len;
 			z.n -= len;
 			if (op & 1)
-				run_batch(&x);
+				run_batch(&x, op >> 2 & 1);
 			break;
 		case 2:
 			x.now += (uint64_t)(op >> 2) * 1000000u;
-			for (uint32_t s = 0; s < n_streams; s++)
+			for (uint32_t s = 0; s < n_streams; s++) {
 				gi_stream_tick(&x.st[s], x.now);
+				gi_stream_tick(&y[s], x.now);
+			}
+			exf_same_state(x.st, y, n_streams, ring_bytes, &x.ctr, &y_ctr, "a tick");
 			break;
 		default:
-			run_batch(&x);
+			run_batch(&x, op >> 2 & 1);
 			break;
 		}
 	}
-	run_batch(&x);
+	run_batch(&x, (int)(x.ctr.batches & 1));
 	x.now += 1000000000u;
-	for (uint32_t s = 0; s < n_streams; s++)
+	for (uint32_t s = 0; s < n_streams; s++) {
 		gi_stream_flush(&x.st[s], x.now);
+		gi_stream_flush(&y[s], x.now);
+	}
+	exf_same_state(x.st, y, n_streams, ring_bytes, &x.ctr, &y_ctr, "the flush");
 
-	FZ_CHECK(accounted(&x) == x.fed);
+	FZ_CHECK(fz_accounted(&x) == x.fed);
 	for (uint32_t s = 0; s < n_streams; s++) {
 		const struct gi_stream_rt *st = &x.st[s];
 		/* after the flush nothing is open: next_pub is past every frame seen */
 		FZ_CHECK(!st->started || st->next_pub > st->max_frame);
 		free(st->ring);
+		free(y[s].ring);
 	}
 	free(x.ring);
 	return 0;

@@ -199,12 +199,18 @@ static inline void exf_twin_config(struct exec_fixture *f)
 	memcpy(f->twin->map, f->map, 65536 * sizeof(uint16_t));
 }
 
-/* Serial and phased reached the same state: every byte of every frame ring, every counter. */
-static inline void exf_twin_check(const struct exec_fixture *f, const char *after)
+/*
+ * Two executors' streams a[] and b[] (each with its own frame rings of
+ * ring_bytes, and counters ca, cb) reached the same state: every byte of
+ * every frame ring, every counter, the stream words that decide what comes
+ * next; else say what differs after `after` and abort.  The fixture's twin
+ * check, and fuzz_exec's serial path against the phased ones.
+ */
+static inline void exf_same_state(const struct gi_stream_rt *a, const struct gi_stream_rt *b, uint32_t n_streams,
+				  uint64_t ring_bytes, const struct gi_exec_counters *ca,
+				  const struct gi_exec_counters *cb, const char *after)
 {
-	const struct exec_fixture *t = f->twin;
-	for (int s = 0; s < f->conf.n_streams; s++) {
-		const struct gi_stream_rt *a = &f->st[s], *b = &t->st[s];
+	for (uint32_t s = 0; s < n_streams; s++, a++, b++) {
 		if (memcmp(&a->c, &b->c, sizeof(a->c)) || memcmp(&a->frame_latency, &b->frame_latency, sizeof(a->frame_latency)) ||
 		    memcmp(&a->frame_assembly, &b->frame_assembly, sizeof(a->frame_assembly)) ||
 		    a->next_pub != b->next_pub || a->max_frame != b->max_frame || a->min_frame != b->min_frame ||
@@ -213,7 +219,7 @@ static inline void exf_twin_check(const struct exec_fixture *f, const char *afte
 		    a->prev_raw_max != b->prev_raw_max || a->prev_seq_max != b->prev_seq_max ||
 		    /* what a frame_end auto epoch learned */
 		    a->packets != b->packets || a->end_unknown != b->end_unknown) {
-			fprintf(stderr, "phased != serial after %s: stream %d state (packets %llu/%llu lost %llu/%llu dup "
+			fprintf(stderr, "phased != serial after %s: stream %u state (packets %llu/%llu lost %llu/%llu dup "
 				"%llu/%llu late %llu/%llu next_pub %llu/%llu)\n",
 				after, s, (unsigned long long)a->c.packets, (unsigned long long)b->c.packets,
 				(unsigned long long)a->c.lost, (unsigned long long)b->c.lost,
@@ -222,21 +228,28 @@ static inline void exf_twin_check(const struct exec_fixture *f, const char *afte
 				(unsigned long long)a->next_pub, (unsigned long long)b->next_pub);
 			abort();
 		}
-		if (memcmp(f->ring_mem[s], t->ring_mem[s], f->frame_bytes)) {
-			for (uint64_t i = 0; i < f->frame_bytes; i++)
-				if (f->ring_mem[s][i] != t->ring_mem[s][i]) {
-					fprintf(stderr, "phased != serial after %s: stream %d frame ring byte %llu\n", after, s,
+		const uint8_t *ra = (const uint8_t *)a->ring, *rb = (const uint8_t *)b->ring;
+		if (memcmp(ra, rb, ring_bytes)) {
+			for (uint64_t i = 0; i < ring_bytes; i++)
+				if (ra[i] != rb[i]) {
+					fprintf(stderr, "phased != serial after %s: stream %u frame ring byte %llu\n", after, s,
 						(unsigned long long)i);
 					break;
 				}
 			abort();
 		}
 	}
-	if (memcmp(f->ctr.drops, t->ctr.drops, sizeof(f->ctr.drops)) || f->ctr.packets != t->ctr.packets ||
-	    f->ctr.batches != t->ctr.batches) {
+	if (memcmp(ca->drops, cb->drops, sizeof(ca->drops)) || ca->packets != cb->packets ||
+	    ca->batches != cb->batches) {
 		fprintf(stderr, "phased != serial after %s: executor counters\n", after);
 		abort();
 	}
+}
+
+/* Serial and phased reached the same state: every byte of every frame ring, every counter. */
+static inline void exf_twin_check(const struct exec_fixture *f, const char *after)
+{
+	exf_same_state(f->st, f->twin->st, (uint32_t)f->conf.n_streams, f->frame_bytes, &f->ctr, &f->twin->ctr, after);
 }
 
 /* Frame timeouts, or the shutdown flush, of stream s — on both executors. */
