@@ -126,7 +126,9 @@ static inline void fz_rocev2_params(struct fz *z, struct gi_format_params *fp)
 	rp.pages = fz_u8(z) % 5;
 	rp.has_rkey = fz_u8(z) & 1;
 	rp.rkey = fz_u32(z) % 4;
-	rp.profile = rp.placement ? fz_u8(z) & 1 : 0;
+	const uint8_t prof = fz_u8(z);
+	rp.profile = rp.placement ? prof & 1 : 0;
+	rp.frame_crc = rp.profile && (prof & 2); /* rocev2.frame_crc: verify, HSB's only */
 	rp.frame_end = fz_u8(z) % 3; /* packet, embedded, auto */
 	gi_fmt_rocev2_set(fp, &rp);
 }

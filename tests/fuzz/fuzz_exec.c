@@ -9,7 +9,8 @@
  * size.
  *
  * Input: [u8 streams][u8 formats][u8 slots][u8 window][u8 split][u16 packets]
- *        [u16 payload][u32 timeout], then per stream [u16 UDP port]
+ *        [u16 payload][u16 last][u32 timeout: bit 31 the slots carry NIC
+ *        times, each stream notes them], then per stream [u16 UDP port]
  *        [format params (fuzz.h)], then records
  *        [u8 op][u16 len][len bytes of Ethernet frame]:
  *   op & 3: 0 queue the packet; 1 queue it and run the batch; 2 advance
@@ -41,6 +42,7 @@ struct fz_exec {
 	struct gi_exec_counters ctr;
 	struct gi_batch_ring *ring; /* one slot of FZ_MAXB packets */
 	uint32_t split;             /* header segment size, 0: no split */
+	uint32_t layout;            /* the slot's (ring.h, GI_SLOT_*) */
 	uint64_t now;
 	uint64_t fed;               /* packets handed to the executor */
 	struct fz_pkt pkts[FZ_MAXB];
@@ -59,7 +61,7 @@ static uint64_t y_ring_bytes;    /* of each frame ring */
 static void run_batch(struct fz_exec *x, int gpu_form)
 {
 	struct gi_batch_slot *s = gi_ring_slot(x->ring, 0);
-	const uint32_t layout = x->split ? 1 : 0;
+	const uint32_t layout = x->layout;
 	s->n_pkts = x->n;
 	s->port = 0;
 	gi_exec_slot_host(&x->ctx, &x->ctr, s, FZ_MAXB, layout, x->now);
@@ -87,6 +89,8 @@ static void queue(struct fz_exec *x, const uint8_t *p, uint32_t len)
 		gi_slot_addr1(s, FZ_MAXB)[x->n] = (uint64_t)(uintptr_t)k->seg1;
 		gi_slot_len0(s, FZ_MAXB)[x->n] = k->hdr_len;
 	}
+	if (x->layout & GI_SLOT_NIC_TS)
+		gi_slot_nic_ns(s, FZ_MAXB, x->layout)[x->n] = exf_nic_ns(x->fed + x->n);
 	x->n++;
 }
 
@@ -119,7 +123,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t packets = fz_packets(&z, 32);
 	uint32_t payload = fz_payload(&z, 256);
 	uint32_t last = fz_payload(&z, payload); /* the frame's last packet may be shorter */
-	uint64_t timeout_ns = (uint64_t)(fz_u32(&z) % 64u) * 1000000u;
+	uint32_t tw = fz_u32(&z);
+	uint64_t timeout_ns = (uint64_t)(tw % 64u) * 1000000u;
+	x.layout = (x.split ? GI_SLOT_SPLIT : 0u) | (tw >> 31 ? GI_SLOT_NIC_TS : 0u);
 	/* sf's high bits: every stream's frames also as a typed tensor (sample 1..10, one of its types,
 	 * lost samples zero, NaN or kept) over whatever geometry came: a frame that is not whole groups
 	 * converts its whole groups only */
@@ -156,16 +162,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				     1, ft.dtype ? &ft : NULL);
 		*st = (struct gi_stream_rt){ .format = format, .packets = packets, .payload_bytes = payload, .last_bytes = last,
 					     .data_packets = packets,
-					     .window = window, .frame_timeout_ns = timeout_ns, .ring = h };
+					     .window = window, .frame_timeout_ns = timeout_ns, .ring = h,
+					     .nic_ts = tw >> 31 ? GI_NIC_TS_REALTIME : GI_NIC_TS_NONE };
 		uint16_t port = fz_u16(&z);
 		fz_format_params(&z, &st->fp, format);
-		if (format == GI_FORMAT_ROCEV2 && gi_fmt_rocev2_end_auto(&st->fp)) {
-			/* as the daemon sizes it (gi_cfg_slot_packets): each epoch starts with a bit for
-			 * a record packet of its own after the data; one packet is all data or nothing */
+		struct gi_fmt_rocev2_params rp = gi_fmt_rocev2(&st->fp);
+		if (format == GI_FORMAT_ROCEV2 && rp.profile == GI_ROCEV2_PROFILE_HSB &&
+		    rp.frame_end != GI_ROCEV2_END_EMBEDDED) {
+			/* as the daemon sizes it (gi_cfg_slot_packets): a bit for a record packet of its
+			 * own after the data (auto: each epoch starts so); one packet is all data or nothing */
 			if (packets > 1) {
 				st->data_packets = packets - 1;
 			} else {
-				struct gi_fmt_rocev2_params rp = gi_fmt_rocev2(&st->fp);
 				rp.frame_end = GI_ROCEV2_END_EMBEDDED;
 				gi_fmt_rocev2_set(&st->fp, &rp);
 			}
@@ -181,10 +189,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	y_ring_bytes = ring_bytes;
 	if (!y_scratch)
 		y_scratch = aligned_alloc(64, GI_ALIGN_UP(gi_batch_scratch_bytes(FZ_MAXB), 64));
-	uint64_t rb = gi_ring_bytes(1, FZ_MAXB, x.split ? 1 : 0);
+	uint64_t rb = gi_ring_bytes(1, FZ_MAXB, x.layout);
 	x.ring = aligned_alloc(64, GI_ALIGN_UP(rb, 64));
 	memset(x.ring, 0, rb);
-	FZ_CHECK(gi_ring_init(x.ring, 1, FZ_MAXB, x.split ? 1 : 0) == 0);
+	FZ_CHECK(gi_ring_init(x.ring, 1, FZ_MAXB, x.layout) == 0);
 	x.now = 1000;
 
 	while (z.n >= 3) {

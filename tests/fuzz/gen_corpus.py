@@ -77,8 +77,9 @@ def vita49(count, payload, sid=0x1234, tsi=1, tsf=2, sec=1_700_000_000, frac=0, 
     return out
 
 
-def rocev2_frame(op, psn, payload, qp=0x11, va=None, dma_len=None, imm=None, deth=None, pad=0, vlans=()):
-    """A RoCEv2 packet with a correct ICRC (as kernels/fmt_rocev2.h computes it)."""
+def rocev2_frame(op, psn, payload, qp=0x11, va=None, dma_len=None, imm=None, deth=None, pad=0, vlans=(), body=None):
+    """A RoCEv2 packet with a correct ICRC (as kernels/fmt_rocev2.h computes it); body: its payload (None:
+    payload bytes of a pattern)."""
     bth = u8(op) + u8(pad << 4) + u16(0xffff) + u8(0) + struct.pack(">I", qp)[1:] + u8(0) + \
         struct.pack(">I", psn)[1:]
     ext = b""
@@ -88,7 +89,7 @@ def rocev2_frame(op, psn, payload, qp=0x11, va=None, dma_len=None, imm=None, det
         ext += u64(va) + u32(0x1234) + u32(dma_len)
     if imm is not None:
         ext += u32(imm)
-    body = bytes((psn + i) & 0xff for i in range(payload)) + b"\0" * pad
+    body = (body if body is not None else bytes((psn + i) & 0xff for i in range(payload))) + b"\0" * pad
     pkt = frame(bth + ext + body + b"\0\0\0\0", 4791, vlans=vlans)
     l3 = 14 + 4 * len(vlans)
     ihl = (pkt[l3] & 15) * 4
@@ -110,7 +111,18 @@ def custom_payload(seq, fr, idx, payload, sid=7):
 
 def p_resync(v=1000): return u32(v)
 def p_vita49(step=0, sid=0x1234, has_sid=1): return u64(step) + u32(sid) + u8(has_sid)
-def p_rocev2(base_va=0x10000, qp=0x11, icrc=0, close_on=0): return u64(base_va) + u32(qp) + u8(icrc) + u8(close_on)
+def p_rocev2(base_va=0x10000, qp=0x11, icrc=0, close_on=0, placement=0, page_bytes=1, pages=0, rkey=None, hsb=0,
+             frame_crc=0, frame_end=0):
+    """fuzz.h fz_rocev2_params(): what a stream's rocev2: keys set (rkey None: not checked)."""
+    return u64(base_va) + u32(qp) + u8(icrc) + u8(close_on) + u8(placement) + u32(page_bytes - 1) + u8(pages) + \
+        u8(rkey is not None) + u32(rkey or 0) + u8(hsb | frame_crc << 1) + u8(frame_end)
+
+
+def hsb_record(psn, fn, crc):
+    """Holoscan Sensor Bridge's 128-byte frame-end record (kernels/fmt_rocev2.h GI_HSB_META_*), big-endian."""
+    r = u32(1) + u32(psn) + u32(crc) + u64(1_700_000_000 + fn) + u32(fn * 3) + u64(0) + u32(fn & 0xffff) + \
+        u64(1_700_000_001 + fn) + u32(7)
+    return r + b"\0" * (128 - len(r))
 
 
 def p_custom(with_frame=True):
@@ -239,6 +251,24 @@ def main():
     runs = [((1 | (j // 8 % 2) << 2) if j % 8 == 7 else 0, frame(udp_seq(0, 2, j, j // 2, j % 2, PL), 5000))
             for j in range(32)]
     write("exec", "udp_seq_runs", exec_input([1], runs, [5000], packets=2, window=6, slots=8))
+    # the same with the NIC's receive times in the slots (bit 31 of the timeout word)
+    write("exec", "udp_seq_runs_nic", exec_input([1], runs, [5000], packets=2, window=6, slots=8,
+                                                 timeout_ms=1 << 31))
+    # a Holoscan Sensor Bridge stream: 3 data packets of 128 bytes and the frame-end record, each a UC WRITE ONLY
+    # by page and offset (3 pages of 640 bytes), the record's WRITE ONLY with immediate naming the page; every
+    # frame checked against the record's CRC (frame_crc: verify; these CRCs are wrong, the frames corrupt)
+    HP, HPL, HPAGE = 4, 128, 640
+    hsb = []
+    for j in range(6 * HP):
+        fr, idx, page = j // HP, j % HP, (j // HP) % 3
+        va = 0x10000 + page * HPAGE + (idx * HPL if idx < HP - 1 else 512)
+        pkt = rocev2_frame(0x2A, j, HPL, va=va, dma_len=HPL) if idx < HP - 1 else \
+            rocev2_frame(0x2B, j, 128, va=va, dma_len=128, imm=(j << 12 | page) & 0xffffffff,
+                         body=hsb_record(j, fr, 0xc0ffee00 + fr))
+        hsb.append((1 | (fr % 2) << 2 if idx == HP - 1 and fr % 2 else 0, pkt))
+    write("exec", "hsb_frame_crc", exec_input([2], hsb, [4791], packets=HP, payload=HPL, window=4, slots=8,
+                                              params=[p_rocev2(close_on=2, placement=1, page_bytes=HPAGE, pages=3,
+                                                               hsb=1, frame_crc=1)]))
     write("exec", "vita49", exec_input([3], seq_frames(mk_vr, 3), [4991],
                                        params=[p_vita49(step=1_000_000)]))
     write("exec", "rocev2", exec_input([2], seq_frames(mk_ro, 3), [4791]))
