@@ -23,11 +23,13 @@
  * A twin with its own streams and frame rings takes every batch through
  * the phased executor instead — as the host runs it, or split among
  * workers and lanes as the GPU's CTA splits it (exf_phases_gpu_form,
- * tests/unit/exec_fixture.h): bit 2 of a running op picks which, a full
- * batch alternates — and after every batch, tick and flush the two must
- * be identical, every frame ring byte and every counter
- * (exf_same_state): the serial path is the reference of the phased ones,
- * on whatever the fuzzer finds as on test_phased's traffic.
+ * tests/unit/exec_fixture.h), or now and then the serial path itself, as
+ * pipeline auto hands a worker's streams over (executor.h): bits 2-3 of a
+ * running op pick which (enum fz_form), a full batch takes them in turn —
+ * and after every batch, tick and flush the two must be identical, every
+ * frame ring byte and every counter (exf_same_state): the serial path is
+ * the reference of the phased ones, on whatever the fuzzer finds as on
+ * test_phased's traffic.
  */
 #include "fuzz.h"
 #include "kernels/executor.h"
@@ -57,19 +59,25 @@ static struct gi_exec_counters y_ctr;
 static struct gi_batch_hdr *y_scratch;
 static uint64_t y_ring_bytes;    /* of each frame ring */
 
-/* The queued packets as one batch: the serial path, the twin's phased one (gpu_form: as the GPU's CTA). */
-static void run_batch(struct fz_exec *x, int gpu_form)
+/* How the twin takes a batch. */
+enum fz_form { FZ_PHASED, FZ_GPU_FORM, FZ_SERIAL, FZ_GPU_FORM_TOO, FZ__FORMS };
+
+/* The queued packets as one batch: the serial path, and the twin's in `form`. */
+static void run_batch(struct fz_exec *x, enum fz_form form)
 {
 	struct gi_batch_slot *s = gi_ring_slot(x->ring, 0);
 	const uint32_t layout = x->layout;
 	s->n_pkts = x->n;
 	s->port = 0;
 	gi_exec_slot_host(&x->ctx, &x->ctr, s, FZ_MAXB, layout, x->now);
-	if (gpu_form)
-		exf_phases_gpu_form(&y_ctx, &y_ctr, s, FZ_MAXB, layout, x->now, y_scratch);
-	else
+	if (form == FZ_SERIAL)
+		gi_exec_slot_host(&y_ctx, &y_ctr, s, FZ_MAXB, layout, x->now);
+	else if (form == FZ_PHASED)
 		gi_exec_slot_phased(&y_ctx, &y_ctr, GI_GROUP_ANY, NULL, 0, s, FZ_MAXB, layout, x->now, y_scratch);
-	exf_same_state(x->st, y, x->ctx.n_streams, y_ring_bytes, &x->ctr, &y_ctr, gpu_form ? "a batch (GPU form)" : "a batch");
+	else
+		exf_phases_gpu_form(&y_ctx, &y_ctr, s, FZ_MAXB, layout, x->now, y_scratch);
+	exf_same_state(x->st, y, x->ctx.n_streams, y_ring_bytes, &x->ctr, &y_ctr,
+		       form == FZ_SERIAL ? "a batch (both serial)" : form == FZ_PHASED ? "a batch" : "a batch (GPU form)");
 	x->fed += x->n;
 	for (uint32_t i = 0; i < x->n; i++)
 		fz_pkt_free(&x->pkts[i]);
@@ -79,7 +87,7 @@ static void run_batch(struct fz_exec *x, int gpu_form)
 static void queue(struct fz_exec *x, const uint8_t *p, uint32_t len)
 {
 	if (x->n == FZ_MAXB)
-		run_batch(x, (int)(x->ctr.batches & 1));
+		run_batch(x, (enum fz_form)(x->ctr.batches % FZ__FORMS));
 	struct gi_batch_slot *s = gi_ring_slot(x->ring, 0);
 	struct fz_pkt *k = &x->pkts[x->n];
 	fz_pkt_make(k, p, len, x->split ? x->split : len);
@@ -207,7 +215,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			z.p += len;
 			z.n -= len;
 			if (op & 1)
-				run_batch(&x, op >> 2 & 1);
+				run_batch(&x, (enum fz_form)(op >> 2 & 3));
 			break;
 		case 2:
 			x.now += (uint64_t)(op >> 2) * 1000000u;
@@ -218,11 +226,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			exf_same_state(x.st, y, n_streams, ring_bytes, &x.ctr, &y_ctr, "a tick");
 			break;
 		default:
-			run_batch(&x, op >> 2 & 1);
+			run_batch(&x, (enum fz_form)(op >> 2 & 3));
 			break;
 		}
 	}
-	run_batch(&x, (int)(x.ctr.batches & 1));
+	run_batch(&x, (enum fz_form)(x.ctr.batches % FZ__FORMS));
 	x.now += 1000000000u;
 	for (uint32_t s = 0; s < n_streams; s++) {
 		gi_stream_flush(&x.st[s], x.now);

@@ -251,6 +251,12 @@ def main():
     runs = [((1 | (j // 8 % 2) << 2) if j % 8 == 7 else 0, frame(udp_seq(0, 2, j, j // 2, j % 2, PL), 5000))
             for j in range(32)]
     write("exec", "udp_seq_runs", exec_input([1], runs, [5000], packets=2, window=6, slots=8))
+    # the same sender skipping frame numbers 5 and 14, its sequence numbers unbroken: runs whose frames are not
+    # consecutive
+    frames = [f for f in range(18) if f not in (5, 14)]
+    skipped = [((1 | (j // 8 % 2) << 2) if j % 8 == 7 else 0, frame(udp_seq(0, 2, j, frames[j // 2], j % 2, PL), 5000))
+               for j in range(2 * len(frames))]
+    write("exec", "udp_seq_frame_skipped", exec_input([1], skipped, [5000], packets=2, window=6, slots=8))
     # the same with the NIC's receive times in the slots (bit 31 of the timeout word)
     write("exec", "udp_seq_runs_nic", exec_input([1], runs, [5000], packets=2, window=6, slots=8,
                                                  timeout_ms=1 << 31))
@@ -258,14 +264,29 @@ def main():
     # by page and offset (3 pages of 640 bytes), the record's WRITE ONLY with immediate naming the page; every
     # frame checked against the record's CRC (frame_crc: verify; these CRCs are wrong, the frames corrupt)
     HP, HPL, HPAGE = 4, 128, 640
-    hsb = []
+    hsb, psn = [], 0
     for j in range(6 * HP):
         fr, idx, page = j // HP, j % HP, (j // HP) % 3
         va = 0x10000 + page * HPAGE + (idx * HPL if idx < HP - 1 else 512)
-        pkt = rocev2_frame(0x2A, j, HPL, va=va, dma_len=HPL) if idx < HP - 1 else \
-            rocev2_frame(0x2B, j, 128, va=va, dma_len=128, imm=(j << 12 | page) & 0xffffffff,
-                         body=hsb_record(j, fr, 0xc0ffee00 + fr))
+        pkt = rocev2_frame(0x2A, psn, HPL, va=va, dma_len=HPL) if idx < HP - 1 else \
+            rocev2_frame(0x2B, psn, 128, va=va, dma_len=128, imm=(psn << 12 | page) & 0xffffffff,
+                         body=hsb_record(psn, fr, 0xc0ffee00 + fr))
+        psn += 1
         hsb.append((1 | (fr % 2) << 2 if idx == HP - 1 and fr % 2 else 0, pkt))
+    # rocev2 placed by PSN, frames closed by a WRITE with immediate: frames 3 and 7 closed short after two
+    # packets (the PSNs skip the two never sent), each at the end of a batch that is one run of two frames
+    closed, psn = [], 0
+    for fr in range(12):
+        last = 1 if fr in (3, 7) else P - 1
+        for idx in range(last + 1):
+            op = 0x26 if idx == 0 else 0x29 if idx == last else 0x27
+            pkt = rocev2_frame(op, psn, PL, va=0x10000 + fr * P * PL if idx == 0 else None,
+                               dma_len=P * PL if idx == 0 else None, imm=fr if idx == last else None)
+            closed.append((1 | (fr == 3) << 2 if idx == last and fr in (3, 7) else 0, pkt))
+            psn += 1
+        psn += P - 1 - last
+    write("exec", "rocev2_closed_short", exec_input([2], closed, [4791], window=4,
+                                                    params=[p_rocev2(close_on=2)]))
     write("exec", "hsb_frame_crc", exec_input([2], hsb, [4791], packets=HP, payload=HPL, window=4, slots=8,
                                               params=[p_rocev2(close_on=2, placement=1, page_bytes=HPAGE, pages=3,
                                                                hsb=1, frame_crc=1)]))
