@@ -53,13 +53,13 @@ struct fz_exec {
 
 static uint16_t map[65536];
 static struct fz_exec x;         /* static: 4 KB of batch state off the stack */
-static struct gi_stream_rt y[FZ_MAX_STREAMS]; /* the twin's streams, own frame rings: the phased path */
+static struct gi_stream_rt y[FZ_MAX_STREAMS]; /* the twin's streams, on frame rings of their own */
 static struct gi_exec_ctx y_ctx;
 static struct gi_exec_counters y_ctr;
 static struct gi_batch_hdr *y_scratch;
 static uint64_t y_ring_bytes;    /* of each frame ring */
 
-/* How the twin takes a batch. */
+/* How the twin takes a batch (bits 2-3 of a running op; the GPU's form twice as often as the others). */
 enum fz_form { FZ_PHASED, FZ_GPU_FORM, FZ_SERIAL, FZ_GPU_FORM_TOO, FZ__FORMS };
 
 /* The queued packets as one batch: the serial path, and the twin's in `form`. */
@@ -76,8 +76,9 @@ static void run_batch(struct fz_exec *x, enum fz_form form)
 		gi_exec_slot_phased(&y_ctx, &y_ctr, GI_GROUP_ANY, NULL, 0, s, FZ_MAXB, layout, x->now, y_scratch);
 	else
 		exf_phases_gpu_form(&y_ctx, &y_ctr, s, FZ_MAXB, layout, x->now, y_scratch);
-	exf_same_state(x->st, y, x->ctx.n_streams, y_ring_bytes, &x->ctr, &y_ctr,
-		       form == FZ_SERIAL ? "a batch (both serial)" : form == FZ_PHASED ? "a batch" : "a batch (GPU form)");
+	static const char *const after[FZ__FORMS] = { "a batch", "a batch (GPU form)", "a batch (both serial)",
+						      "a batch (GPU form)" };
+	exf_same_state(x->st, y, x->ctx.n_streams, y_ring_bytes, &x->ctr, &y_ctr, after[form]);
 	x->fed += x->n;
 	for (uint32_t i = 0; i < x->n; i++)
 		fz_pkt_free(&x->pkts[i]);
@@ -166,26 +167,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint32_t format = 1u + ((uint32_t)formats >> (2 * s) & 3u);
 		struct gi_frame_ring_hdr *h = aligned_alloc(64, GI_ALIGN_UP(ring_bytes, 64));
 		memset(h, 0, ring_bytes);
-		gi_frame_ring_init_t(h, slots, packets, payload, (uint64_t)(packets - 1) * payload + last, format, s, "fuzz",
-				     1, ft.dtype ? &ft : NULL);
 		*st = (struct gi_stream_rt){ .format = format, .packets = packets, .payload_bytes = payload, .last_bytes = last,
 					     .data_packets = packets,
 					     .window = window, .frame_timeout_ns = timeout_ns, .ring = h,
 					     .nic_ts = tw >> 31 ? GI_NIC_TS_REALTIME : GI_NIC_TS_NONE };
 		uint16_t port = fz_u16(&z);
 		fz_format_params(&z, &st->fp, format);
-		struct gi_fmt_rocev2_params rp = gi_fmt_rocev2(&st->fp);
-		if (format == GI_FORMAT_ROCEV2 && rp.profile == GI_ROCEV2_PROFILE_HSB &&
-		    rp.frame_end != GI_ROCEV2_END_EMBEDDED) {
-			/* as the daemon sizes it (gi_cfg_slot_packets): a bit for a record packet of its
-			 * own after the data (auto: each epoch starts so); one packet is all data or nothing */
-			if (packets > 1) {
+		struct gi_frame_tensor fts = ft; /* the stream's frame bytes, and its tensor of them */
+		uint64_t fbs = (uint64_t)(packets - 1) * payload + last;
+		if (format == GI_FORMAT_ROCEV2 && gi_fmt_rocev2(&st->fp).profile == GI_ROCEV2_PROFILE_HSB) {
+			/* as the daemon sizes it (gi_cfg_slot_packets): a bit for a record packet of its own
+			 * after the data (auto: each epoch starts so), one packet all data or nothing; the
+			 * frame's bytes the data's, the record at the next 128-byte boundary after them */
+			struct gi_fmt_rocev2_params rp = gi_fmt_rocev2(&st->fp);
+			if (rp.frame_end != GI_ROCEV2_END_EMBEDDED && packets > 1)
 				st->data_packets = packets - 1;
-			} else {
+			else
 				rp.frame_end = GI_ROCEV2_END_EMBEDDED;
-				gi_fmt_rocev2_set(&st->fp, &rp);
+			fbs = (uint64_t)(st->data_packets - 1) * payload + last;
+			rp.frame_bytes = fbs;
+			gi_fmt_rocev2_set(&st->fp, &rp);
+			if (fts.dtype) { /* fewer bytes than ring_bytes was sized for: a smaller tensor, or none */
+				fts.shape[0] = gi_tensor_elems(fts.sample, fbs);
+				fts.bytes = gi_tensor_bytes(fts.sample, fts.dtype, fbs);
+				if (!fts.bytes)
+					fts.dtype = GI_DT_NONE;
 			}
 		}
+		gi_frame_ring_init_t(h, slots, packets, payload, fbs, format, s, "fuzz", 1, fts.dtype ? &fts : NULL);
 		st->next_same_udp = map[port]; /* chained: told apart by the format's match */
 		map[port] = (uint16_t)s;
 		y[s] = *st; /* the twin: the same stream on a frame ring of its own */

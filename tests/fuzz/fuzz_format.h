@@ -4,7 +4,8 @@
  * gi_stream_match() and gi_stream_parse()), for the per-format targets
  * fuzz_udp_seq, fuzz_vita49, fuzz_rocev2 and fuzz_custom.  Test-only.
  *
- * Input: [u16 split cut][u16 packets][u16 payload_bytes][format params]
+ * Input: [u16 split cut][u16 packets][u16 payload_bytes][u16 last packet's
+ *        bytes][u8 bit 0: a frame-end packet of its own][format params]
  *        [u8 started][u64 seq_max][u64 seq_origin][the Ethernet frame]
  * A cut below the frame's length puts the rest in a second buffer (buffer
  * split); seq state feeds rocev2's RETH check.

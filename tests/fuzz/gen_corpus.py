@@ -118,9 +118,9 @@ def p_rocev2(base_va=0x10000, qp=0x11, icrc=0, close_on=0, placement=0, page_byt
         u8(rkey is not None) + u32(rkey or 0) + u8(hsb | frame_crc << 1) + u8(frame_end)
 
 
-def hsb_record(psn, fn, crc):
+def hsb_record(psn, fn, crc, written):
     """Holoscan Sensor Bridge's 128-byte frame-end record (kernels/fmt_rocev2.h GI_HSB_META_*), big-endian."""
-    r = u32(1) + u32(psn) + u32(crc) + u64(1_700_000_000 + fn) + u32(fn * 3) + u64(0) + u32(fn & 0xffff) + \
+    r = u32(1) + u32(psn) + u32(crc) + u64(1_700_000_000 + fn) + u32(fn * 3) + u64(written) + u32(fn & 0xffff) + \
         u64(1_700_000_001 + fn) + u32(7)
     return r + b"\0" * (128 - len(r))
 
@@ -136,10 +136,11 @@ def p_custom(with_frame=True):
 FORMAT_PARAMS = {1: lambda: b"", 2: p_rocev2, 3: p_vita49, 4: p_custom}
 
 
-def format_input(params, pkt, packets=4, payload=64, cut=0xffff, state=(0, 0, 0)):
-    """fuzz_format.h: [cut][packets-1][payload-1][resync][params][started][seq_max][seq_origin][frame]"""
-    return u16(cut) + u16(packets - 1) + u16(payload - 1) + p_resync() + params + u8(state[0]) + \
-        u64(state[1]) + u64(state[2]) + pkt
+def format_input(params, pkt, packets=4, payload=64, cut=0xffff, state=(0, 0, 0), last=None, own_end=0):
+    """fuzz_format.h: [cut][packets-1][payload-1][last-1][own_end][resync][params][started][seq_max][seq_origin]
+    [frame]"""
+    return u16(cut) + u16(packets - 1) + u16(payload - 1) + u16((last or payload) - 1) + u8(own_end) + \
+        p_resync() + params + u8(state[0]) + u64(state[1]) + u64(state[2]) + pkt
 
 
 # ---- exec ------------------------------------------------------------------------
@@ -150,7 +151,8 @@ def exec_input(formats, records, ports, slots=8, window=3, split=0, packets=4, p
     bytes: last, None the payload's), streams, records."""
     n = len(formats)
     fb = sum((f - 1) << (2 * s) for s, f in enumerate(formats))
-    out = u8(n - 1) + u8(fb) + u8(slots - 2) + u8(window - 1) + u8(0x80 | (split - 14) if split else 0) + \
+    # split: fuzz_exec.c takes 14 + byte % 114 when the byte's bit 7 is set
+    out = u8(n - 1) + u8(fb) + u8(slots - 2) + u8(window - 1) + u8(128 + (split - 142) % 114 if split else 0) + \
         u16(packets - 1) + u16(payload - 1) + u16((last or payload) - 1) + u32(timeout_ms)
     for s, f in enumerate(formats):
         out += u16(ports[s]) + p_resync() + (params[s] if params else FORMAT_PARAMS[f]())
@@ -262,17 +264,24 @@ def main():
                                                  timeout_ms=1 << 31))
     # a Holoscan Sensor Bridge stream: 3 data packets of 128 bytes and the frame-end record, each a UC WRITE ONLY
     # by page and offset (3 pages of 640 bytes), the record's WRITE ONLY with immediate naming the page; every
-    # frame checked against the record's CRC (frame_crc: verify; these CRCs are wrong, the frames corrupt)
+    # frame checked against the record's CRC (frame_crc: verify; every third frame's CRC wrong, that frame corrupt);
+    # batches of two frames, in the GPU's form and the host's in turn
     HP, HPL, HPAGE = 4, 128, 640
-    hsb, psn = [], 0
-    for j in range(6 * HP):
+    fb = (HP - 1) * HPL  # the frame's bytes; the record at the next 128-byte boundary
+    hsb, psn, data = [], 0, b""
+    for j in range(8 * HP):
         fr, idx, page = j // HP, j % HP, (j // HP) % 3
-        va = 0x10000 + page * HPAGE + (idx * HPL if idx < HP - 1 else 512)
-        pkt = rocev2_frame(0x2A, psn, HPL, va=va, dma_len=HPL) if idx < HP - 1 else \
-            rocev2_frame(0x2B, psn, 128, va=va, dma_len=128, imm=(psn << 12 | page) & 0xffffffff,
-                         body=hsb_record(psn, fr, 0xc0ffee00 + fr))
+        va = 0x10000 + page * HPAGE + (idx * HPL if idx < HP - 1 else fb)
+        if idx < HP - 1:
+            body = bytes((psn + i) & 0xff for i in range(HPL))
+            data = (data if idx else b"") + body
+            pkt = rocev2_frame(0x2A, psn, HPL, va=va, dma_len=HPL, body=body)
+        else:
+            crc = ~zlib.crc32(data) & 0xffffffff ^ (1 if fr % 3 == 2 else 0)
+            pkt = rocev2_frame(0x2B, psn, 128, va=va, dma_len=128, imm=(psn << 12 | page) & 0xffffffff,
+                               body=hsb_record(psn, fr, crc, fb))
         psn += 1
-        hsb.append((1 | (fr % 2) << 2 if idx == HP - 1 and fr % 2 else 0, pkt))
+        hsb.append((1 | (fr // 2 % 2) << 2 if idx == HP - 1 and fr % 2 else 0, pkt))
     # rocev2 placed by PSN, frames closed by a WRITE with immediate: frames 3 and 7 closed short after two
     # packets (the PSNs skip the two never sent), each at the end of a batch that is one run of two frames
     closed, psn = [], 0

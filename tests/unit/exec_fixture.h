@@ -217,6 +217,8 @@ static inline void exf_same_state(const struct gi_stream_rt *a, const struct gi_
 		    a->seq_max != b->seq_max || a->started != b->started || a->epochs != b->epochs ||
 		    a->frame_base != b->frame_base || a->raw_max != b->raw_max || a->defer || b->defer ||
 		    a->prev_raw_max != b->prev_raw_max || a->prev_seq_max != b->prev_seq_max ||
+		    a->raw_origin != b->raw_origin || a->seq_origin != b->seq_origin ||
+		    a->sender_max != b->sender_max || a->sender_seen != b->sender_seen ||
 		    /* what a frame_end auto epoch learned */
 		    a->packets != b->packets || a->end_unknown != b->end_unknown) {
 			fprintf(stderr, "phased != serial after %s: stream %u state (packets %llu/%llu lost %llu/%llu dup "

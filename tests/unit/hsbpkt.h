@@ -78,9 +78,10 @@ static inline uint32_t hsb_pkt(uint8_t *b, uint32_t idx, uint64_t k, uint32_t pa
 	struct rp p = { .opcode = (uint8_t)(GI_ROCEV2_UC | (meta ? GI_ROCEV2_WRITE_ONLY_IMM : GI_ROCEV2_WRITE_ONLY)),
 			.qp = HSB_QP, .psn = psn & 0xffffff,
 			.plen = idx + 1 < HSB_DATA ? HSB_PAYLOAD : idx + 1 == HSB_DATA ? HSB_LAST : 0,
-			.va = HSB_BASE + (uint64_t)page * HSB_PAGE + (idx < HSB_DATA ? idx * HSB_PAYLOAD : HSB_META_OFF),
-			.pad = -1, .seed = gi_pattern_seed(HSB_QP & 0xffff, (uint32_t)k), .off = (uint64_t)idx * HSB_PAYLOAD,
-			.rkey = HSB_RKEY, .imm = (psn & 0xfffffu) << 12 | page };
+			.va = HSB_BASE + (uint64_t)page * HSB_PAGE +
+			      (idx < HSB_DATA ? idx * HSB_PAYLOAD : HSB_META_OFF),
+			.pad = -1, .seed = gi_pattern_seed(HSB_QP & 0xffff, (uint32_t)k),
+			.off = (uint64_t)idx * HSB_PAYLOAD, .rkey = HSB_RKEY, .imm = (psn & 0xfffffu) << 12 | page };
 	if (meta) {
 		hsb_record(m, psn, (uint32_t)((65533 + k) & 0xffff), 1700000000ull + k, (uint32_t)k * 3,
 			   hsb_frame_crc_on ? hsb_frame_crc(k) : 0xc0ffee00u + (uint32_t)k);

@@ -638,6 +638,7 @@ static int big_slots_one_buffer(void)
 static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const struct exf_conf *conf,
 		   uint32_t ring_pkts)
 {
+	hsb_frame_crc_on = conf == &hsb_solo_crc; /* before the streams and the traffic: whatever failed before */
 	struct traffic *t = traffic_for(conf);
 	struct exec_fixture ref, gw;
 	exf_init(&ref, conf);
@@ -761,7 +762,8 @@ static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const st
 		if (conf == &hsb_solo) /* the records' packets, summed over the lanes */
 			assert_true(gw.st[0].c.metadata > 0);
 		if (conf == &hsb_solo_crc) /* the records' CRCs, checked in the commit */
-			assert_true(gw.st[0].c.frames[GI_FRAMES_CORRUPT] > 0 && gw.st[0].c.frames[GI_FRAMES_COMPLETE] > 0);
+			assert_true(gw.st[0].c.frames[GI_FRAMES_CORRUPT] > 0 &&
+				    gw.st[0].c.frames[GI_FRAMES_COMPLETE] > 0);
 		if (conf == &solo && (!tpr || strtoul(tpr, NULL, 10) >= 64))
 			assert_true(gw.ctr.early_copied > 0);
 	}
@@ -884,9 +886,7 @@ static void test_gpu_persistent(void **state)
 	assert_false(run_gpu(GI_EXEC_PERSISTENT, 1, 1, &solo_tight, MAXB));
 	/* one HSB stream: the frames' end records summed by the lanes; the CRCs checked */
 	assert_false(run_gpu(GI_EXEC_PERSISTENT, 0, 1, &hsb_solo, MAXB));
-	hsb_frame_crc_on = 1;
 	assert_false(run_gpu(GI_EXEC_PERSISTENT, 1, 1, &hsb_solo_crc, MAXB));
-	hsb_frame_crc_on = 0;
 	/* slots of 2048 split packets: on an H100's or H200's 227 KiB a CTA (the
 	 * emulation's too) room for one staging buffer, not two: no staging ahead
 	 * (a device with room for neither skips it; one with room for two stages) */
