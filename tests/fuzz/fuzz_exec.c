@@ -45,6 +45,7 @@ struct fz_exec {
 	struct gi_batch_ring *ring; /* one slot of FZ_MAXB packets */
 	uint32_t split;             /* header segment size, 0: no split */
 	uint32_t layout;            /* the slot's (ring.h, GI_SLOT_*) */
+	uint64_t ring_bytes;        /* of each frame ring, the twin's too */
 	uint64_t now;
 	uint64_t fed;               /* packets handed to the executor */
 	struct fz_pkt pkts[FZ_MAXB];
@@ -57,7 +58,6 @@ static struct gi_stream_rt y[FZ_MAX_STREAMS]; /* the twin's streams, on frame ri
 static struct gi_exec_ctx y_ctx;
 static struct gi_exec_counters y_ctr;
 static struct gi_batch_hdr *y_scratch;
-static uint64_t y_ring_bytes;    /* of each frame ring */
 
 /* How the twin takes a batch (bits 2-3 of a running op; the GPU's form twice as often as the others). */
 enum fz_form { FZ_PHASED, FZ_GPU_FORM, FZ_SERIAL, FZ_GPU_FORM_TOO, FZ__FORMS };
@@ -78,7 +78,7 @@ static void run_batch(struct fz_exec *x, enum fz_form form)
 		exf_phases_gpu_form(&y_ctx, &y_ctr, s, FZ_MAXB, layout, x->now, y_scratch);
 	static const char *const after[FZ__FORMS] = { "a batch", "a batch (GPU form)", "a batch (both serial)",
 						      "a batch (GPU form)" };
-	exf_same_state(x->st, y, x->ctx.n_streams, y_ring_bytes, &x->ctr, &y_ctr, after[form]);
+	exf_same_state(x->st, y, x->ctx.n_streams, x->ring_bytes, &x->ctr, &y_ctr, after[form]);
 	x->fed += x->n;
 	for (uint32_t i = 0; i < x->n; i++)
 		fz_pkt_free(&x->pkts[i]);
@@ -175,11 +175,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fz_format_params(&z, &st->fp, format);
 		struct gi_frame_tensor fts = ft; /* the stream's frame bytes, and its tensor of them */
 		uint64_t fbs = (uint64_t)(packets - 1) * payload + last;
-		if (format == GI_FORMAT_ROCEV2 && gi_fmt_rocev2(&st->fp).profile == GI_ROCEV2_PROFILE_HSB) {
+		struct gi_fmt_rocev2_params rp = gi_fmt_rocev2(&st->fp);
+		if (format == GI_FORMAT_ROCEV2 && rp.profile == GI_ROCEV2_PROFILE_HSB) {
 			/* as the daemon sizes it (gi_cfg_slot_packets): a bit for a record packet of its own
 			 * after the data (auto: each epoch starts so), one packet all data or nothing; the
 			 * frame's bytes the data's, the record at the next 128-byte boundary after them */
-			struct gi_fmt_rocev2_params rp = gi_fmt_rocev2(&st->fp);
 			if (rp.frame_end != GI_ROCEV2_END_EMBEDDED && packets > 1)
 				st->data_packets = packets - 1;
 			else
@@ -203,7 +203,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	x.ctx = (struct gi_exec_ctx){ .n_streams = n_streams, .n_ports = 1, .streams = x.st, .map = map };
 	y_ctx = (struct gi_exec_ctx){ .n_streams = n_streams, .n_ports = 1, .streams = y, .map = map };
-	y_ring_bytes = ring_bytes;
+	x.ring_bytes = ring_bytes;
 	if (!y_scratch)
 		y_scratch = aligned_alloc(64, GI_ALIGN_UP(gi_batch_scratch_bytes(FZ_MAXB), 64));
 	uint64_t rb = gi_ring_bytes(1, FZ_MAXB, x.layout);

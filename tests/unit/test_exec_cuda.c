@@ -145,6 +145,16 @@ static void add_raw(struct traffic *t, const uint8_t *b, uint32_t len)
 	memcpy(t->seg1[i], b + t->cut[i], len - t->cut[i]);
 }
 
+/* No packets yet, room for MAXPKTS. */
+static struct traffic *traffic_new(void)
+{
+	struct traffic *t = calloc(1, sizeof(*t));
+	t->pkt = calloc(MAXPKTS, TP_MAX);
+	t->seg0 = calloc(MAXPKTS, TP_MAX);
+	t->seg1 = calloc(MAXPKTS, TP_MAX);
+	return t;
+}
+
 static void add_pkt(struct traffic *t, int s, uint32_t frame, uint16_t idx, uint32_t seq)
 {
 	struct tp_opts o = { .udp_dst = (uint16_t)(6000 + s), .vlan = (frame & 1) ? 5 : -1 };
@@ -157,10 +167,7 @@ static void add_pkt(struct traffic *t, int s, uint32_t frame, uint16_t idx, uint
 /* Loss, reorder, duplicates, late packets, window pushes, junk: every path of classify. */
 static struct traffic *make_traffic(void)
 {
-	struct traffic *t = calloc(1, sizeof(*t));
-	t->pkt = calloc(MAXPKTS, TP_MAX);
-	t->seg0 = calloc(MAXPKTS, TP_MAX);
-	t->seg1 = calloc(MAXPKTS, TP_MAX);
+	struct traffic *t = traffic_new();
 	uint32_t seq[NSTREAMS] = { 0, 0 };
 	for (uint32_t fr = 0; fr < 14; fr++)
 		for (int s = 0; s < NSTREAMS; s++)
@@ -193,10 +200,7 @@ static struct traffic *make_traffic(void)
  */
 static struct traffic *make_solo_traffic(void)
 {
-	struct traffic *t = calloc(1, sizeof(*t));
-	t->pkt = calloc(MAXPKTS, TP_MAX);
-	t->seg0 = calloc(MAXPKTS, TP_MAX);
-	t->seg1 = calloc(MAXPKTS, TP_MAX);
+	struct traffic *t = traffic_new();
 	uint32_t seq = 0, seq1 = 0;
 	for (uint32_t fr = 0; fr < SLOTS - 2; fr++) /* no slot taken twice: each payload byte written once */
 		for (int k = 0; k < PPF; k++) {
@@ -223,10 +227,7 @@ static struct traffic *make_solo_traffic(void)
  */
 static struct traffic *make_hsb_traffic(const struct exf_conf *conf)
 {
-	struct traffic *t = calloc(1, sizeof(*t));
-	t->pkt = calloc(MAXPKTS, TP_MAX);
-	t->seg0 = calloc(MAXPKTS, TP_MAX);
-	t->seg1 = calloc(MAXPKTS, TP_MAX);
+	struct traffic *t = traffic_new();
 	const int embedded = conf->arg == GI_ROCEV2_END_EMBEDDED;
 	const uint32_t ppf = conf->packets;
 	uint8_t b[TP_MAX];
