@@ -68,7 +68,8 @@ struct gi_cuda_exec {
 	CUstream stream;
 	int have_stream;
 	CUevent pass_done;               /* launch mode: the last pass has finished */
-	int have_event;
+	CUevent tick_done;               /* launch mode: the last tick has finished */
+	int have_event;                  /* how many of the two exist */
 	struct gi_cuda_ctl *ctl;         /* host view, cuMemHostAlloc mapped */
 	struct gi_exec_counters *ctr;    /* host view of the counter mirrors, one per group */
 	struct gi_cuda_args args;        /* device views, passed to every launch */
@@ -447,6 +448,9 @@ static int gi_cuda_setup(struct gi_cuda_exec *c)
 		if ((rc = GI_CU(c, d->event_create(&c->pass_done, CU_EVENT_DISABLE_TIMING))) < 0)
 			return rc;
 		c->have_event = 1;
+		if ((rc = GI_CU(c, d->event_create(&c->tick_done, CU_EVENT_DISABLE_TIMING))) < 0)
+			return rc;
+		c->have_event = 2;
 	}
 	return 0;
 }
@@ -537,7 +541,8 @@ static int gi_cuda_calibrate(struct gi_cuda_exec *c)
  * launched when a ring holds a batch the kernels have not completed (head
  * != tail) and the last pass has finished (its event): one pass in flight
  * serves whatever arrived while it ran, instead of a queue of launches each
- * finding little.  Compared with the tail, not with the head at the last
+ * finding little; a tick likewise, every tick_ns once the last one has
+ * finished (its event).  Compared with the tail, not with the head at the last
  * launch: a pass that stopped early (a pause came) leaves batches behind,
  * and on a full ring no new head would ever ask for them.
  */
@@ -581,11 +586,21 @@ static void *gi_cuda_launcher(void *arg)
 		uint64_t now = gi_now_ns();
 		/* no ticks while paused: k_tick counts progress, and a paused executor makes none */
 		if (paused == GI_EXEC_RUN && (now >= next_tick || (n == 0 && dirty))) {
-			/* timeouts every tick; and when going idle, so stream counters reach the host now */
-			if ((rc = gi_cuda_launch_tick(c, 0)) < 0)
+			/* timeouts every tick; and when going idle, so stream counters reach the host now.
+			 * One tick in the stream at most: behind a pass slower than tick_ns, ticks
+			 * launched each tick_ns would queue up, take the GPU from the passes, and
+			 * count as progress long after the executor stopped (a pause, a hang) */
+			CUresult e = d->event_query(c->tick_done);
+			if (e == CUDA_SUCCESS) {
+				if ((rc = gi_cuda_launch_tick(c, 0)) < 0 ||
+				    (rc = GI_CU(c, d->event_record(c->tick_done, c->stream))) < 0)
+					break;
+				next_tick = now + c->conf.tick_ns;
+				dirty = 0;
+			} else if (e != CUDA_ERROR_NOT_READY) {
+				rc = gi_cu_check(c, e, "the last tick (cuEventQuery)", __FILE__, __LINE__);
 				break;
-			next_tick = now + c->conf.tick_ns;
-			dirty = 0;
+			}
 		}
 		/* the kernels moved the mirrors' next_frame: wake the consumers asleep on them */
 		for (uint32_t s = 0; s < c->conf.ctx->n_streams; s++)
@@ -860,6 +875,8 @@ void gi_cuda_exec_destroy(struct gi_cuda_exec *c)
 			(void)d->mem_free_host(c->ctl);
 		if (c->ctr)
 			(void)d->mem_free_host(c->ctr);
+		if (c->have_event > 1)
+			(void)d->event_destroy(c->tick_done);
 		if (c->have_event)
 			(void)d->event_destroy(c->pass_done);
 		if (c->have_stream)

@@ -31,7 +31,8 @@
  *   GI_CUDA_EMU_ATTR=NAME=V,..  override attributes of every device, e.g.
  *                               KERNEL_EXEC_TIMEOUT=1, GPU_DIRECT_RDMA_WRITES_ORDERING=0
  *   GI_CUDA_EMU_FAIL=cuX:N[:CUDA_ERROR_Y],...   the Nth call of cuX fails (default CUDA_ERROR_UNKNOWN)
- *   GI_CUDA_EMU_REPORT=PATH     at exit: calls per entry point, flushes, leaks (one "key value" per line)
+ *   GI_CUDA_EMU_REPORT=PATH     at exit: calls per entry point, flushes, the most launches ever queued
+ *                               on one stream behind its running op, leaks (one "key value" per line)
  *   GI_CUDA_EMU_STRESS=N        yield at barriers, atomics and volatile polls, about 1 in N (1: always)
  *   GI_CUDA_EMU_SEED=S          seed of the stress yields
  *
@@ -108,6 +109,7 @@ static struct {
 	uint64_t errors[C__COUNT]; /* calls that returned an error (not CUDA_ERROR_NOT_READY, a status) */
 	struct emu_inject inject[C__COUNT];
 	uint64_t flushes;
+	uint32_t queued_max; /* launches waiting on one stream behind its running op, at most */
 	unsigned stress;  /* 0 off, else about 1 in `stress` */
 	uint64_t seed;
 	char report[512];
@@ -169,6 +171,7 @@ static void emu_report(void)
 	for (int i = 0; i < C__COUNT; i++)
 		fprintf(f, "errors.%s %llu\n", call_names[i], (unsigned long long)__atomic_load_n(&g.errors[i], __ATOMIC_RELAXED));
 	fprintf(f, "rdma_flushes %llu\n", (unsigned long long)g.flushes);
+	fprintf(f, "launches_queued_max %u\n", __atomic_load_n(&g.queued_max, __ATOMIC_RELAXED));
 	pthread_mutex_unlock(&g.mu);
 	fclose(f);
 }
@@ -1835,6 +1838,7 @@ struct emu_stream {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct emu_op *head, *tail;
+	uint32_t queued; /* launches among them */
 	int busy;
 	int destroyed;
 };
@@ -1852,6 +1856,7 @@ static void *stream_main(void *arg)
 		s->head = op->next;
 		if (!s->head)
 			s->tail = NULL;
+		s->queued -= op->launch != NULL;
 		s->busy = 1;
 		pthread_mutex_unlock(&s->mu);
 		if (op->launch) {
@@ -1945,6 +1950,12 @@ static CUresult enqueue(struct emu_stream *s, struct emu_op *op)
 	else
 		s->head = op;
 	s->tail = op;
+	if (op->launch) {
+		uint32_t q = ++s->queued, m = __atomic_load_n(&g.queued_max, __ATOMIC_RELAXED);
+		while (q > m && !__atomic_compare_exchange_n(&g.queued_max, &m, q, 0, __ATOMIC_RELAXED,
+							      __ATOMIC_RELAXED))
+			;
+	}
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 	return CUDA_SUCCESS;
