@@ -317,6 +317,28 @@ def main():
             if fn.endswith(".yaml"):
                 with open(os.path.join(SRC, d, fn), "rb") as f:
                     write("config", d.replace(os.sep, "_") + "_" + fn, f.read())
+    # and a valid config with two tensors (tests/configs has only refused ones)
+    write("config", "tensor.yaml", b"""\
+memory:
+  - name: pool0
+ports:
+  - name: sensor0
+    device: net_null0
+    rx_queues:
+      - lcore: 1
+        mempool: pool0
+streams:
+  - name: iq0
+    port: sensor0
+    match: {udp_dst_port: 5000}
+    frame: {packets: 4, payload_bytes: 1024}
+    tensor: {sample: ci16, byteorder: big, shape: [1024], to: cf32, scale: 3.0517578125e-05, missing: nan}
+  - name: cam0
+    port: sensor0
+    match: {udp_dst_port: 5001}
+    frame: {packets: 4, payload_bytes: 1000}
+    tensor: {sample: raw10, shape: [2, 1600], to: u16}
+""")
 
     # http
     crlf = lambda *lines: ("\r\n".join(lines) + "\r\n\r\n").encode()
