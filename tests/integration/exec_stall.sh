@@ -119,13 +119,13 @@ check("pings before the pause", any(t < t_pause for t in pings), f"({sum(t < t_p
 # lag and slack) after batches_completed_total last moved, whichever is later:
 # ticks queued behind a slow launched pass, each counted as progress, once
 # kept pings going for a second after the last batch
-done_pause = [r[7] for r in rows if t_pause < r[0] < t_resume]
-settled = next((r[0] for r in rows if t_pause < r[0] < t_resume and r[7] == done_pause[-1]), t_pause) \
-    if done_pause else t_pause
+in_pause = [r for r in rows if t_pause < r[0] < t_resume]
+settled = next((r[0] for r in in_pause if r[7] == in_pause[-1][7]), t_pause)
 quiet_from = max(0.8, settled - t_pause + 0.6)
 late = [t - t_pause for t in during if t - t_pause > quiet_from]
-if be == "host" or quiet_from + 0.4 < t_resume - t_pause:
-    check("WATCHDOG=1 stopped while paused", not late and quiet_from + 0.4 < t_resume - t_pause,
+room = quiet_from + 0.4 < t_resume - t_pause  # two watchdog intervals of silence to show
+if be == "host" or room:
+    check("WATCHDOG=1 stopped while paused", not late and room,
           f"(at +{' +'.join(f'{t - t_pause:.2f}' for t in during) or 'none'} s of {t_resume - t_pause:.2f}, "
           f"{len(late)} later than {quiet_from:.2f} s; "
           f"batches done {settled - t_pause:.2f} s into the pause)")
