@@ -187,8 +187,8 @@ if want san; then
   if command -v compute-sanitizer >/dev/null; then
     # the barrier/warp-sync check first (the launch-mode fault), then races, then memory
     for tool in ${GI_SAN_TOOLS:-synccheck racecheck memcheck}; do
-      # 128 threads per CTA: the sanitizers run every thread instrumented
-      step "san_${tool}_exec_cuda" 100 env GI_THREADS_PER_RING=128 CMOCKA_MESSAGE_OUTPUT=stdout \
+      # 128 threads per CTA: the sanitizers run every thread instrumented; two seeds of test_gpu_random
+      step "san_${tool}_exec_cuda" 100 env GI_THREADS_PER_RING=128 GI_RANDOM_SEEDS=2 CMOCKA_MESSAGE_OUTPUT=stdout \
         compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 "$BUILD/tests/test_exec_cuda"
       for mode in persistent launch; do
         step "san_${tool}_bench_$mode" 45 compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 \

@@ -15,8 +15,10 @@
  * With a GPU — or in a -Demulate_cuda=true build, with the kernels on
  * CPU threads (tests/cuda_emu; not a GPU result) — the same traffic through
  * the real cuda executor in both modes, frames and counters compared with
- * the host reference; and one Holoscan Sensor Bridge stream (hsbpkt.h),
- * whose frames end with its sender's records, which warp 0's lanes add up.
+ * the host reference; one Holoscan Sensor Bridge stream (hsbpkt.h),
+ * whose frames end with its sender's records, which warp 0's lanes add up;
+ * and seeded traffic of loss, copies, swaps and junk (test_gpu_random:
+ * GI_RANDOM_SEEDS=N for more seeds than CI's four).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -243,9 +245,157 @@ static struct traffic *make_hsb_traffic(const struct exf_conf *conf)
 	return t;
 }
 
+/*
+ * Seeded traffic (test_gpu_random): the streams' frames in order mostly,
+ * in bursts of one stream (the runs 2b's lanes and the early copy take),
+ * with packets lost, sent twice, swapped with the next, frames reversed or
+ * lost whole, a late copy of a published frame's packet now and then, and
+ * junk; frames past SLOTS reuse slots.  rand_solo's stream 1 has no stream.
+ */
+static const struct exf_conf rand_solo = {
+	.format = GI_FORMAT_UDP_SEQ, .n_streams = 1, .packets = PPF, .payload = PAYLOAD, .window = WINDOW,
+	.slots = SLOTS, .frame_timeout_ns = 0, .stream = world_port, .tensor = &world_tensor,
+};
+static const struct exf_conf rand_world = {
+	.format = GI_FORMAT_UDP_SEQ, .n_streams = NSTREAMS, .packets = PPF, .payload = PAYLOAD, .window = WINDOW,
+	.slots = SLOTS, .frame_timeout_ns = 0, .stream = world_port, .tensor = &world_tensor,
+};
+/* ... and both on a frame ring of 2 slots: stalls, more rounds than one */
+static const struct exf_conf rand_solo_tight = {
+	.format = GI_FORMAT_UDP_SEQ, .n_streams = 1, .packets = PPF, .payload = PAYLOAD, .window = 2,
+	.slots = 2, .frame_timeout_ns = 0, .stream = world_port, .tensor = &world_tensor,
+};
+static const struct exf_conf rand_tight = {
+	.format = GI_FORMAT_UDP_SEQ, .n_streams = NSTREAMS, .packets = PPF, .payload = PAYLOAD, .window = 2,
+	.slots = 2, .frame_timeout_ns = 0, .stream = world_port, .tensor = &world_tensor,
+};
+/* ... and one HSB stream, its record a packet of its own, or on the last data packet with the frame's CRC */
+static const struct exf_conf rand_hsb = {
+	.format = GI_FORMAT_ROCEV2, .n_streams = 1, .packets = HSB_DATA + 1, .payload = HSB_PAYLOAD,
+	.window = WINDOW, .slots = SLOTS, .frame_timeout_ns = 0, .stream = hsb_stream, .arg = GI_ROCEV2_END_PACKET,
+};
+static const struct exf_conf rand_hsb_crc = {
+	.format = GI_FORMAT_ROCEV2, .n_streams = 1, .packets = HSB_DATA, .payload = HSB_PAYLOAD,
+	.window = WINDOW, .slots = SLOTS, .frame_timeout_ns = 0, .stream = hsb_stream, .arg = GI_ROCEV2_END_EMBEDDED,
+};
+static uint64_t traffic_seed; /* test_gpu_random's current seed */
+static uint64_t seen_runs, seen_lane_frames, seen_early, seen_stalls; /* ... what its seeds made the GPU do */
+
+static int seeded(const struct exf_conf *conf)
+{
+	return conf == &rand_solo || conf == &rand_world || conf == &rand_solo_tight || conf == &rand_tight ||
+	       conf == &rand_hsb || conf == &rand_hsb_crc;
+}
+
+static uint32_t rnd(uint64_t *x, uint32_t n)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return (uint32_t)(*x % n);
+}
+
+static struct traffic *make_random_traffic(uint64_t seed)
+{
+	struct traffic *t = traffic_new();
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+	uint32_t fr[NSTREAMS] = { 0, 0 }, k[NSTREAMS] = { 0, 0 }, seq[NSTREAMS] = { 0, 0 };
+	uint16_t order[NSTREAMS][PPF];
+	const uint32_t pend = MAXPKTS - 8;
+	while (t->n < pend) {
+		const int s = rnd(&x, 4) == 0; /* bursts of stream 0, some of stream 1 */
+		for (uint32_t burst = 1 + rnd(&x, 3 * PPF); burst && t->n < pend; burst--) {
+			if (k[s] == 0) { /* a new frame: its packets' order, or lost whole */
+				const uint32_t how = rnd(&x, 64);
+				for (uint16_t i = 0; i < PPF; i++)
+					order[s][i] = how == 0 ? (uint16_t)(PPF - 1 - i) : i;
+				for (uint16_t i = 0; how == 1 && i + 1 < PPF; i += 2) {
+					order[s][i] = (uint16_t)(i + 1);
+					order[s][i + 1] = i;
+				}
+				if (how == 2) {
+					seq[s] += PPF;
+					fr[s]++;
+					continue;
+				}
+			}
+			const uint16_t p = order[s][k[s]];
+			const uint32_t q = seq[s]++, ev = rnd(&x, 128);
+			if (ev == 0 && k[s] + 1 < PPF) { /* swapped with the next */
+				const uint16_t p2 = order[s][k[s] + 1];
+				add_pkt(t, s, fr[s], p2, q + 1);
+				add_pkt(t, s, fr[s], p, q);
+				seq[s]++;
+				k[s]++;
+			} else if (ev != 1 && ev != 5) { /* 1, 5: lost */
+				add_pkt(t, s, fr[s], p, q);
+				if (ev == 2)
+					add_pkt(t, s, fr[s], p, q); /* twice */
+			}
+			if (ev == 3 && fr[s] > WINDOW + 1) /* late: a packet of a frame long published */
+				add_pkt(t, s, fr[s] - WINDOW - 1, 0, q);
+			if (ev == 4) { /* junk: an unknown UDP port */
+				add_pkt(t, s, fr[s], p, q);
+				uint8_t *b = t->pkt[t->n - 1];
+				b[(b[12] == 0x81 ? 18 : 14) + 20 + 2] = 0x99; /* past a VLAN tag */
+				memcpy(t->seg0[t->n - 1], t->pkt[t->n - 1], t->cut[t->n - 1]);
+				memcpy(t->seg1[t->n - 1], t->pkt[t->n - 1] + t->cut[t->n - 1],
+				       t->len[t->n - 1] - t->cut[t->n - 1]);
+			}
+			if (++k[s] >= PPF) {
+				k[s] = 0;
+				fr[s]++;
+			}
+		}
+	}
+	assert_true(t->n <= MAXPKTS);
+	return t;
+}
+
+/*
+ * Seeded HSB traffic (rand_hsb, rand_hsb_crc): frames in order, PSNs
+ * consecutive, pages in turn, with packets lost (the record too: a frame
+ * never closed), sent twice or swapped with the next, and frames lost
+ * whole; a frame that lost data packets is closed short by its record.
+ */
+static struct traffic *make_random_hsb_traffic(const struct exf_conf *conf, uint64_t seed)
+{
+	struct traffic *t = traffic_new();
+	const int embedded = conf->arg == GI_ROCEV2_END_EMBEDDED;
+	const uint32_t ppf = conf->packets;
+	uint64_t x = seed * 0xbf58476d1ce4e5b9ull + 7;
+	uint8_t b[TP_MAX], b2[TP_MAX];
+	uint32_t psn = 100;
+	for (uint32_t k = 0; t->n + 2 * ppf + 2 <= MAXPKTS; k++) {
+		if (rnd(&x, 40) == 0) { /* lost whole */
+			psn += ppf;
+			continue;
+		}
+		for (uint32_t idx = 0; idx < ppf; idx++) {
+			const uint32_t ev = rnd(&x, 128), page = (1 + k) % HSB_PAGES;
+			const uint32_t len = hsb_pkt(b, idx, k, page, psn + idx, embedded);
+			if (ev == 0 && idx + 1 < ppf) { /* swapped with the next */
+				add_raw(t, b2, hsb_pkt(b2, idx + 1, k, page, psn + idx + 1, embedded));
+				add_raw(t, b, len);
+				idx++;
+			} else if (ev != 1) { /* 1: lost */
+				add_raw(t, b, len);
+				if (ev == 2)
+					add_raw(t, b, len); /* twice */
+			}
+		}
+		psn += ppf;
+	}
+	assert_true(t->n <= MAXPKTS);
+	return t;
+}
+
 /* The traffic of conf's world. */
 static struct traffic *traffic_for(const struct exf_conf *conf)
 {
+	if (seeded(conf))
+		return conf->format == GI_FORMAT_ROCEV2 ? make_random_hsb_traffic(conf, traffic_seed)
+							: make_random_traffic(traffic_seed);
 	if (conf->format == GI_FORMAT_ROCEV2)
 		return make_hsb_traffic(conf);
 	return conf->n_streams == 1 ? make_solo_traffic() : make_traffic();
@@ -639,7 +789,8 @@ static int big_slots_one_buffer(void)
 static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const struct exf_conf *conf,
 		   uint32_t ring_pkts)
 {
-	hsb_frame_crc_on = conf == &hsb_solo_crc; /* before the streams and the traffic: whatever failed before */
+	/* before the streams and the traffic: whatever failed before */
+	hsb_frame_crc_on = conf == &hsb_solo_crc || conf == &rand_hsb_crc;
 	struct traffic *t = traffic_for(conf);
 	struct exec_fixture ref, gw;
 	exf_init(&ref, conf);
@@ -745,7 +896,8 @@ static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const st
 	       stalls, runs);
 	if (conf == &tight || conf == &solo_tight)
 		assert_true(stalls > 0);
-	if (conf->n_streams == 1) /* runs: their first frames' payloads copied beside thread 0's 2b */
+	seen_stalls += stalls;
+	if (conf->n_streams == 1 && !seeded(conf)) /* runs: their first frames' payloads copied beside 2b */
 		assert_true(runs > 0);
 	free(scratch);
 	exf_fini(&form);
@@ -756,9 +908,13 @@ static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const st
 		printf("# one stream: %llu runs, %llu payloads copied beside 2b, %llu frames sequenced a lane each\n",
 		       (unsigned long long)gw.ctr.runs, (unsigned long long)gw.ctr.early_copied,
 		       (unsigned long long)gw.ctr.lane_frames);
-		assert_true(gw.ctr.runs > 0);
+		seen_runs += gw.ctr.runs;
+		seen_lane_frames += gw.ctr.lane_frames;
+		seen_early += gw.ctr.early_copied;
+		if (!seeded(conf)) /* seeded: the seeds together (test_gpu_random) */
+			assert_true(gw.ctr.runs > 0);
 		/* solo_tight's first groups are one frame (a window of 2): neither */
-		if (conf == &solo || conf->format == GI_FORMAT_ROCEV2)
+		if (conf == &solo || (conf->format == GI_FORMAT_ROCEV2 && !seeded(conf)))
 			assert_true(gw.ctr.lane_frames > 0);
 		if (conf == &hsb_solo) /* the records' packets, summed over the lanes */
 			assert_true(gw.st[0].c.metadata > 0);
@@ -896,6 +1052,39 @@ static void test_gpu_persistent(void **state)
 		assert_int_equal(run_gpu(GI_EXEC_PERSISTENT, 1, 1, &world, BIG_SLOT), only_one);
 }
 
+/*
+ * GPU only: seeded traffic (make_random_traffic) through the persistent
+ * kernel, one stream and two, with and without split, against the host
+ * reference: the GPU's own forms (2b's lanes, the early copy, staging
+ * ahead, the commit's lanes) on traffic no test
+ * above was written for.  GI_RANDOM_SEEDS=N runs N seeds (default 4),
+ * GI_RANDOM_SEED=S from seed S.
+ */
+static void test_gpu_random(void **state)
+{
+	(void)state;
+	if (!have_gpu())
+		skip();
+	const char *ns = getenv("GI_RANDOM_SEEDS"), *s0 = getenv("GI_RANDOM_SEED");
+	const uint64_t n = ns ? strtoull(ns, NULL, 10) : 4, first = s0 ? strtoull(s0, NULL, 10) : 1;
+	seen_runs = seen_lane_frames = seen_early = seen_stalls = 0;
+	for (uint64_t seed = first; seed < first + n; seed++) {
+		printf("# seed %llu\n", (unsigned long long)seed);
+		traffic_seed = seed;
+		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed & 1), 1, &rand_solo, MAXB));
+		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed >> 1 & 1), 1, &rand_world, MAXB));
+		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed >> 2 & 1), 1, seed & 1 ? &rand_solo_tight : &rand_tight,
+				     MAXB));
+		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed >> 1 & 1), 1, seed & 1 ? &rand_hsb_crc : &rand_hsb, MAXB));
+	}
+	printf("# %llu seeds: one stream's runs %llu, frames filled by lanes %llu, payloads copied beside 2b %llu, "
+	       "batches of more than one round %llu\n",
+	       (unsigned long long)n, (unsigned long long)seen_runs, (unsigned long long)seen_lane_frames,
+	       (unsigned long long)seen_early, (unsigned long long)seen_stalls);
+	if (n >= 4) /* the traffic takes the GPU's own forms, not just the serial steps */
+		assert_true(seen_runs > 0 && seen_lane_frames > 0 && seen_early > 0 && seen_stalls > 0);
+}
+
 static void test_gpu_launch(void **state)
 {
 	(void)state;
@@ -923,6 +1112,7 @@ int main(void)
 		cmocka_unit_test(test_modes_and_bad_mode),
 		cmocka_unit_test(test_gpu_persistent),
 		cmocka_unit_test(test_gpu_launch),
+		cmocka_unit_test(test_gpu_random),
 		cmocka_unit_test(test_gpu_ticks_under_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
