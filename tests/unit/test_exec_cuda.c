@@ -246,46 +246,15 @@ static struct traffic *make_hsb_traffic(const struct exf_conf *conf)
 }
 
 /*
- * Seeded traffic (test_gpu_random): the streams' frames in order mostly,
- * in bursts of one stream (the runs 2b's lanes and the early copy take),
- * with packets lost, sent twice, swapped with the next, frames reversed or
- * lost whole, a late copy of a published frame's packet now and then, and
- * junk; frames past SLOTS reuse slots.  rand_solo's stream 1 has no stream.
+ * Seeded traffic (test_gpu_random, traffic_seed set): for a udp_seq world,
+ * the streams' frames in order mostly, in bursts of one stream (the runs
+ * 2b's lanes and the early copy take), with packets lost, sent twice,
+ * swapped with the next, frames reversed or lost whole, a late copy of a
+ * published frame's packet now and then, and junk; frames past SLOTS reuse
+ * slots.  In a world of one stream, stream 1's packets have none.
  */
-static const struct exf_conf rand_solo = {
-	.format = GI_FORMAT_UDP_SEQ, .n_streams = 1, .packets = PPF, .payload = PAYLOAD, .window = WINDOW,
-	.slots = SLOTS, .frame_timeout_ns = 0, .stream = world_port, .tensor = &world_tensor,
-};
-static const struct exf_conf rand_world = {
-	.format = GI_FORMAT_UDP_SEQ, .n_streams = NSTREAMS, .packets = PPF, .payload = PAYLOAD, .window = WINDOW,
-	.slots = SLOTS, .frame_timeout_ns = 0, .stream = world_port, .tensor = &world_tensor,
-};
-/* ... and both on a frame ring of 2 slots: stalls, more rounds than one */
-static const struct exf_conf rand_solo_tight = {
-	.format = GI_FORMAT_UDP_SEQ, .n_streams = 1, .packets = PPF, .payload = PAYLOAD, .window = 2,
-	.slots = 2, .frame_timeout_ns = 0, .stream = world_port, .tensor = &world_tensor,
-};
-static const struct exf_conf rand_tight = {
-	.format = GI_FORMAT_UDP_SEQ, .n_streams = NSTREAMS, .packets = PPF, .payload = PAYLOAD, .window = 2,
-	.slots = 2, .frame_timeout_ns = 0, .stream = world_port, .tensor = &world_tensor,
-};
-/* ... and one HSB stream, its record a packet of its own, or on the last data packet with the frame's CRC */
-static const struct exf_conf rand_hsb = {
-	.format = GI_FORMAT_ROCEV2, .n_streams = 1, .packets = HSB_DATA + 1, .payload = HSB_PAYLOAD,
-	.window = WINDOW, .slots = SLOTS, .frame_timeout_ns = 0, .stream = hsb_stream, .arg = GI_ROCEV2_END_PACKET,
-};
-static const struct exf_conf rand_hsb_crc = {
-	.format = GI_FORMAT_ROCEV2, .n_streams = 1, .packets = HSB_DATA, .payload = HSB_PAYLOAD,
-	.window = WINDOW, .slots = SLOTS, .frame_timeout_ns = 0, .stream = hsb_stream, .arg = GI_ROCEV2_END_EMBEDDED,
-};
-static uint64_t traffic_seed; /* test_gpu_random's current seed */
+static uint64_t traffic_seed; /* test_gpu_random's current seed; 0: the worlds' own traffic */
 static uint64_t seen_runs, seen_lane_frames, seen_early, seen_stalls; /* ... what its seeds made the GPU do */
-
-static int seeded(const struct exf_conf *conf)
-{
-	return conf == &rand_solo || conf == &rand_world || conf == &rand_solo_tight || conf == &rand_tight ||
-	       conf == &rand_hsb || conf == &rand_hsb_crc;
-}
 
 static uint32_t rnd(uint64_t *x, uint32_t n)
 {
@@ -353,7 +322,7 @@ static struct traffic *make_random_traffic(uint64_t seed)
 }
 
 /*
- * Seeded HSB traffic (rand_hsb, rand_hsb_crc): frames in order, PSNs
+ * Seeded HSB traffic (hsb_solo, hsb_solo_crc): frames in order, PSNs
  * consecutive, pages in turn, with packets lost (the record too: a frame
  * never closed), sent twice or swapped with the next, and frames lost
  * whole; a frame that lost data packets is closed short by its record.
@@ -393,7 +362,7 @@ static struct traffic *make_random_hsb_traffic(const struct exf_conf *conf, uint
 /* The traffic of conf's world. */
 static struct traffic *traffic_for(const struct exf_conf *conf)
 {
-	if (seeded(conf))
+	if (traffic_seed)
 		return conf->format == GI_FORMAT_ROCEV2 ? make_random_hsb_traffic(conf, traffic_seed)
 							: make_random_traffic(traffic_seed);
 	if (conf->format == GI_FORMAT_ROCEV2)
@@ -790,7 +759,7 @@ static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const st
 		   uint32_t ring_pkts)
 {
 	/* before the streams and the traffic: whatever failed before */
-	hsb_frame_crc_on = conf == &hsb_solo_crc || conf == &rand_hsb_crc;
+	hsb_frame_crc_on = conf == &hsb_solo_crc;
 	struct traffic *t = traffic_for(conf);
 	struct exec_fixture ref, gw;
 	exf_init(&ref, conf);
@@ -894,35 +863,37 @@ static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const st
 	assert_same_world(&ref, &gw, 0);
 	printf("# %llu batches, %u of them more than one round, %u with a stream's run\n", (unsigned long long)batches,
 	       stalls, runs);
-	if (conf == &tight || conf == &solo_tight)
-		assert_true(stalls > 0);
-	seen_stalls += stalls;
-	if (conf->n_streams == 1 && !seeded(conf)) /* runs: their first frames' payloads copied beside 2b */
-		assert_true(runs > 0);
 	free(scratch);
 	exf_fini(&form);
 	assert_int_equal(gw.ctr.batches, batches);
 	assert_true(gw.st[0].c.packets > 0);
-	const char *tpr = getenv("GI_THREADS_PER_RING");
-	if (conf->n_streams == 1) { /* runs: frames filled by thread 0's lanes, payloads copied beside its 2b */
+	if (conf->n_streams == 1)
 		printf("# one stream: %llu runs, %llu payloads copied beside 2b, %llu frames sequenced a lane each\n",
 		       (unsigned long long)gw.ctr.runs, (unsigned long long)gw.ctr.early_copied,
 		       (unsigned long long)gw.ctr.lane_frames);
-		seen_runs += gw.ctr.runs;
-		seen_lane_frames += gw.ctr.lane_frames;
-		seen_early += gw.ctr.early_copied;
-		if (!seeded(conf)) /* seeded: the seeds together (test_gpu_random) */
-			assert_true(gw.ctr.runs > 0);
-		/* solo_tight's first groups are one frame (a window of 2): neither */
-		if (conf == &solo || (conf->format == GI_FORMAT_ROCEV2 && !seeded(conf)))
-			assert_true(gw.ctr.lane_frames > 0);
-		if (conf == &hsb_solo) /* the records' packets, summed over the lanes */
-			assert_true(gw.st[0].c.metadata > 0);
-		if (conf == &hsb_solo_crc) /* the records' CRCs, checked in the commit */
-			assert_true(gw.st[0].c.frames[GI_FRAMES_CORRUPT] > 0 &&
-				    gw.st[0].c.frames[GI_FRAMES_COMPLETE] > 0);
-		if (conf == &solo && (!tpr || strtoul(tpr, NULL, 10) >= 64))
-			assert_true(gw.ctr.early_copied > 0);
+	seen_stalls += stalls;
+	seen_runs += conf->n_streams == 1 ? gw.ctr.runs : 0;
+	seen_lane_frames += gw.ctr.lane_frames;
+	seen_early += gw.ctr.early_copied;
+	/* what each world's own traffic was written to make the GPU do (seeded
+	 * traffic: test_gpu_random adds up its seeds') */
+	const char *tpr = getenv("GI_THREADS_PER_RING");
+	if (!traffic_seed) {
+		if (conf == &tight || conf == &solo_tight)
+			assert_true(stalls > 0);
+		if (conf->n_streams == 1) { /* runs: frames filled by thread 0's lanes, payloads copied beside its 2b */
+			assert_true(runs > 0 && gw.ctr.runs > 0);
+			/* solo_tight's first groups are one frame (a window of 2): neither */
+			if (conf == &solo || conf->format == GI_FORMAT_ROCEV2)
+				assert_true(gw.ctr.lane_frames > 0);
+			if (conf == &hsb_solo) /* the records' packets, summed over the lanes */
+				assert_true(gw.st[0].c.metadata > 0);
+			if (conf == &hsb_solo_crc) /* the records' CRCs, checked in the commit */
+				assert_true(gw.st[0].c.frames[GI_FRAMES_CORRUPT] > 0 &&
+					    gw.st[0].c.frames[GI_FRAMES_COMPLETE] > 0);
+			if (conf == &solo && (!tpr || strtoul(tpr, NULL, 10) >= 64))
+				assert_true(gw.ctr.early_copied > 0);
+		}
 	}
 	/* batches 1..3 of the full ring were staged by their predecessors' ends
 	 * (later ones too, if the producer kept ahead); a launched pass never stages ahead */
@@ -1053,12 +1024,13 @@ static void test_gpu_persistent(void **state)
 }
 
 /*
- * GPU only: seeded traffic (make_random_traffic) through the persistent
- * kernel, one stream and two, with and without split, against the host
- * reference: the GPU's own forms (2b's lanes, the early copy, staging
- * ahead, the commit's lanes) on traffic no test
- * above was written for.  GI_RANDOM_SEEDS=N runs N seeds (default 4),
- * GI_RANDOM_SEED=S from seed S.
+ * GPU only: seeded traffic (make_random_traffic, make_random_hsb_traffic)
+ * through the persistent kernel, one udp_seq stream and two on 32 frame
+ * slots and on 2, and one HSB stream, with and without split, against the
+ * host reference: the GPU's own forms (2b's lanes, the early copy, staging
+ * ahead, the commit's lanes) on traffic no test above was
+ * written for.  GI_RANDOM_SEEDS=N runs N seeds (default 4), GI_RANDOM_SEED=S
+ * from seed S.
  */
 static void test_gpu_random(void **state)
 {
@@ -1071,12 +1043,12 @@ static void test_gpu_random(void **state)
 	for (uint64_t seed = first; seed < first + n; seed++) {
 		printf("# seed %llu\n", (unsigned long long)seed);
 		traffic_seed = seed;
-		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed & 1), 1, &rand_solo, MAXB));
-		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed >> 1 & 1), 1, &rand_world, MAXB));
-		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed >> 2 & 1), 1, seed & 1 ? &rand_solo_tight : &rand_tight,
-				     MAXB));
-		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed >> 1 & 1), 1, seed & 1 ? &rand_hsb_crc : &rand_hsb, MAXB));
+		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed & 1), 1, &solo, MAXB));
+		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed >> 1 & 1), 1, &world, MAXB));
+		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed >> 2 & 1), 1, seed & 1 ? &solo_tight : &tight, MAXB));
+		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed >> 1 & 1), 1, seed & 1 ? &hsb_solo_crc : &hsb_solo, MAXB));
 	}
+	traffic_seed = 0;
 	printf("# %llu seeds: one stream's runs %llu, frames filled by lanes %llu, payloads copied beside 2b %llu, "
 	       "batches of more than one round %llu\n",
 	       (unsigned long long)n, (unsigned long long)seen_runs, (unsigned long long)seen_lane_frames,
