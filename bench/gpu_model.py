@@ -237,6 +237,8 @@ PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "pro
 #                  store: the --steps run's own cost, in its poll step)
 #   ahead          staging ahead under load (exec_cuda.cu): the poll reads nothing, the stage's round trip
 #                  lies beside the last batch's commit, the end's fence beside the next batch's parse
+#   stage_beside   where the next batch is staged: beside the commit (bb60521 and before), or beside round
+#                  0's sequence step, before any copy beside 2b ("sequence": trip_body.h, GI_TRIP_BESIDE)
 #   mirror_chain   loads in a row, each waiting for the store before it, in the commit's copy of a frame's
 #                  metadata to the mirror (gi_mirror_copy: field by field 13, one per scalar field, the
 #                  sender's record, each NIC time, the bitmap word; in rounds of whole loads 4)
@@ -267,8 +269,8 @@ PROBE_CAL = {"probe_parse": 738, "probe_scan": 228, "probe_run_place": 219, "pro
 STRUCTURE = {
     "now": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=4, tail_pair=True,
                 early_copy=True, lanes_fill=True, commit_chain=0, wide=(16, 4), open_fence="batch", commit_fences=1,
-                timing_adds=0, ahead=True, mirror_chain=4, seq_volatile=0, scan_steps=11, icrc_step=False,
-                place_chain=(2, 1), end_chain=1),
+                timing_adds=0, ahead=True, stage_beside="sequence", mirror_chain=4, seq_volatile=0, scan_steps=11,
+                icrc_step=False, place_chain=(2, 1), end_chain=1),
     "h200-bb60521": dict(poll_trips=1, stage_trips=None, lane_chunks=64, loads_chunk=2, inflight=2,
                          open_fence="batch", commit_fences=1, timing_adds=0, ahead=True, mirror_chain=4,
                          seq_volatile=0, scan_steps=11, icrc_step=False, place_chain=(2, 1), end_chain=1),
@@ -537,10 +539,17 @@ def predict(g, pc, rings, payload, batch, threads=256, frame_packets=64, code="n
     t["end"] = end + fence_host
     # under load: no doorbell; the stage's round trip in the commit step (the H200 measured it there, not
     # hidden beside the commit: 4ad6028's commit 0.3-0.7 µs over 950d350's, bb60521's at batch 16 1.4 over
-    # ee4a5e2's); the end's fence beside parse
+    # ee4a5e2's); the end's fence beside parse.  Beside 2b instead (stage_beside), the same where the batch
+    # opens a frame (2b's system fence, as the commit's: an assumption, that a fenced step waits for the
+    # trip), and where it opens none hidden up to 2b's fixed part, the trip with the read-ahead's fence
+    # (an assumption: no H200 has run it)
     if st.get("ahead") and loaded:
         t["poll"] = CAL["poll_ahead"] + st["timing_adds"] * g["l2"]
-        t["commit"] += t["stage"] - CAL["stage"]
+        trip = t["stage"] - CAL["stage"]
+        if st.get("stage_beside") == "sequence":
+            t["sequence"] += busy * trip + (1 - busy) * max(0.0, trip + g["fence"] - CAL["seq"])
+        else:
+            t["commit"] += trip
         t["stage"] = CAL["stage"]
         t["parse"] = max(t["parse"], fence_host)
         t["end"] = end

@@ -18,19 +18,18 @@
  *   stage       all threads copy the slot's descriptors into shared memory
  *               (persistent: all warps but the last, whose last thread
  *               reads ahead the next ring's doorbell meanwhile; nothing,
- *               when this batch was staged beside the last one's commit)
+ *               when this batch was staged beside the last one's trip)
  *   1  parse    a thread per packet; 1b: a thread per rocev2 ICRC (slice-by-8)
  *   2a run      a thread per packet: its place if its stream's packets are
  *               one in-order run (two passes: place, then link; with one
  *               stream per group, ranks and frame starts by block scans)
  *   2b sequence a thread per stream of the group, its packets in order; or
  *               per frame of the run (warp 0's lanes a frame each, or the other
- *               warps copying payloads meanwhile); a thread per record sets its bit
+ *               warps copying payloads meanwhile); a thread per record sets its bit;
+ *               first, the warps after the step's stage a batch the read-ahead saw
  *   3  place    lanes per payload by its chunks and the batch's size
  *               (gi_cuda_place_lanes, _batch), each lane 8 loads in flight
- *   4  commit   a thread per stream (one: warp 0): final frames visible (a
- *               batch the read-ahead saw staged meanwhile into the other
- *               buffer by the warps after the commit's, the last reading ahead)
+ *   4  commit   a thread per stream (one: warp 0): final frames visible
  *   (2-4 again while a stream stalled on a busy slot)
  *   end         thread 0: batch counters, every thread mirrors them and the
  *               group's stream counters, thread 0 hands the slot back (or,
@@ -88,7 +87,7 @@ struct gi_cta_ctl {
 	uint64_t pf_head;
 	uint32_t pf_paused_valid; /* ... and `paused` then (used once) */
 	uint32_t pf_paused;
-	uint32_t pre_valid; /* staged ahead (gi_cta_beside_commit): slot pre_idx of ring pre_ring, in buffer pre_buf */
+	uint32_t pre_valid; /* staged ahead (gi_cta_beside): slot pre_idx of ring pre_ring, in buffer pre_buf */
 	uint32_t pre_ring;
 	uint64_t pre_idx;
 	uint32_t pre_buf;
@@ -242,15 +241,16 @@ __device__ static struct gi_cta_scan_sum gi_cta_scan(struct gi_batch_hdr *h, uin
  * ordering 2, 3 and 7).  The last thread reads ahead: while other threads
  * stage a batch, it makes the acquire load of the head the next poll would
  * read first (and reads `paused`).  When that shows a batch after the one
- * being served, the warps the batch's commit leaves idle stage it into the
- * other buffer beside the commit, the last thread reading ahead again; the
- * batch's end then leaves its slot's hand-back (a system fence) to the
- * next batch's last thread, beside that batch's parse; and the poll finds
- * the next batch staged, reading nothing.  Under load a batch thus waits
- * on host memory beside other work, not three times in a row (doorbell,
- * stage, the hand-back's fence).  The reading-ahead thread's warp stages
- * nothing: a warp runs its diverged paths one after the other, and a read
- * ahead beside its own warp's stage would wait for both round trips.
+ * being served, the warps its sequence step leaves idle stage it into the
+ * other buffer (before any payload they copy beside 2b), the last thread
+ * reading ahead again; the batch's end then leaves its slot's
+ * hand-back (a system fence) to the next batch's last thread, beside that
+ * batch's parse; and the poll finds the next batch staged, reading
+ * nothing.  Under load a batch thus waits on host memory beside other
+ * work, not three times in a row (doorbell, stage, the hand-back's fence).
+ * The reading-ahead thread's warp stages nothing: a warp runs its diverged
+ * paths one after the other, and a read ahead beside its own warp's stage
+ * would wait for both round trips.
  */
 
 /* Staging buffer 0 or 1. */
@@ -322,20 +322,19 @@ __device__ static inline void gi_cta_mark(struct gi_cta_trip_be *be, uint32_t st
 }
 
 /*
- * Every thread, beside the first round's commit (its workers: the warps
- * of threads 0 .. n_streams - 1): the next batch, if gi_cta_serve decided
- * so (cc->pre_*), by the warps after the commit's, into the other buffer;
- * the last thread reads ahead the ring after it.
+ * Every thread, beside round 0's sequence step (trip_body.h; its workers:
+ * warps of threads 0 .. n_streams - 1): the next batch, if gi_cta_serve
+ * decided so (cc->pre_*), by the warps after theirs, into the other
+ * buffer; the last thread reads ahead the ring after it.
  */
-__device__ static void gi_cta_beside_commit(const struct gi_trip *t, struct gi_cta_trip_be *be)
+__device__ static void gi_cta_beside(const struct gi_trip *t, struct gi_cta_trip_be *be)
 {
 	struct gi_cta_ctl *cc = be->cc;
 	const struct gi_cuda_group &grp = be->a->groups[blockIdx.x];
 
-	if (t->h->round != 0 || !cc->pre_valid)
-		return;
-	gi_cta_stage(*be->a, cc, gi_cta_slot_buf(*be->a, be->smem, cc->pre_buf), cc->pre_ring, cc->pre_idx,
-		     GI_ALIGN_UP(t->n_streams, 32u), 1, grp.first_ring + (cc->rr + 1) % grp.n_rings);
+	if (cc->pre_valid)
+		gi_cta_stage(*be->a, cc, gi_cta_slot_buf(*be->a, be->smem, cc->pre_buf), cc->pre_ring, cc->pre_idx,
+			     GI_ALIGN_UP(t->n_streams, 32u), 1, grp.first_ring + (cc->rr + 1) % grp.n_rings);
 }
 
 /* One stream: every parsed record's rank and predecessor, the total and the last (block scan). */
@@ -391,7 +390,7 @@ __device__ static void gi_cta_scan_starts(struct gi_batch_hdr *h, uint32_t max_p
 #define GI_TRIP_SCAN_RANKS(t, be) ((t)->n_streams == 1 ? (gi_cta_scan_ranks((t)->h), 1u) : 0u)
 #define GI_TRIP_SCAN_STARTS(t, be) gi_cta_scan_starts((t)->h, (t)->max_pkts)
 #define GI_TRIP_MARK(step) gi_cta_mark(be, step)
-#define GI_TRIP_BESIDE_COMMIT(t, be) gi_cta_beside_commit(t, be)
+#define GI_TRIP_BESIDE(t, be) gi_cta_beside(t, be)
 #include "trip_body.h"
 
 /*
@@ -413,7 +412,7 @@ __device__ static void gi_cta_complete(const struct gi_cuda_args &a, uint32_t ri
 
 /*
  * Every thread: the batch's end (gi_cta_serve).  Counters, their mirrors,
- * then the slot back: now, or (the next batch staged beside the commit)
+ * then the slot back: now, or (the next batch staged beside the trip)
  * by the next batch's last thread.  What it needs it reads anew from cc
  * (shared memory), not from registers kept across the trip.
  */
@@ -480,7 +479,7 @@ __device__ static __forceinline__ void gi_cta_serve(const struct gi_cuda_args &a
 	const uint32_t ri = cc->ring;
 	const uint64_t idx = cc->idx;
 	const struct gi_cuda_group &grp = a.groups[g];
-	const uint32_t pre = cc->pre_valid && cc->pre_ring == ri && cc->pre_idx == idx; /* staged beside the last commit */
+	const uint32_t pre = cc->pre_valid && cc->pre_ring == ri && cc->pre_idx == idx; /* staged beside the last trip */
 	const uint32_t buf = pre ? cc->pre_buf : cc->cur_buf;
 	struct gi_batch_slot *stg = gi_cta_slot_buf(a, smem, buf);
 	struct gi_batch_hdr *h = (struct gi_batch_hdr *)(smem + a.scratch_off);
@@ -504,9 +503,9 @@ __device__ static __forceinline__ void gi_cta_serve(const struct gi_cuda_args &a
 	__syncthreads();
 	if (tid == 0) { /* every thread has read pre_* (above); the read-ahead's pf_* are in */
 		ctr->staged_ahead += pre;
-		/* stage the next batch beside this one's commit if the read-ahead saw it: the ring
-		 * the next poll looks at first, its slot at that ring's tail once this batch is done;
-		 * with a warp to stage it between the commit's warps and the last */
+		/* stage the next batch beside this one's sequence step if the read-ahead saw it:
+		 * the ring the next poll looks at first, its slot at that ring's tail once this
+		 * batch is done; with a warp to stage it between that step's warps and the last */
 		const uint32_t rn = grp.first_ring + cc->rr;
 		const uint64_t next = rn == ri ? idx + 1 : a.rings[rn].tail;
 		cc->pre_valid = ahead && a.slot2_off != a.slot_off && gi_cuda_stages_ahead(blockDim.x, grp.n_streams) &&
@@ -548,7 +547,7 @@ __device__ static void gi_cta_tick(const struct gi_cuda_args &a, uint64_t now, u
 	gi_mirror_ctr(a, blockIdx.x, ctr);
 }
 
-/* Thread 0: is the next slot of the ring the poll looks at first staged already (gi_cta_beside_commit)? */
+/* Thread 0: is the next slot of the ring the poll looks at first staged already (gi_cta_beside)? */
 __device__ static inline int gi_cta_staged(const struct gi_cuda_args &a, const struct gi_cta_ctl *cc)
 {
 	const struct gi_cuda_group &grp = a.groups[blockIdx.x];
@@ -588,7 +587,7 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 		 * and nothing else is due, serve it, which hands the last one back beside its parse;
 		 * otherwise hand it back now, before anything else */
 		if (cc->done_pending) {
-			/* `paused` as the read-ahead saw it, beside the last batch's commit: a
+			/* `paused` as the read-ahead saw it, beside the last batch's trip: a
 			 * pause the host set since then takes effect one batch later */
 			const uint64_t now = gi_dev_now(a.clock_offset_ns);
 			if (gi_cta_staged(a, cc) && cc->pf_paused_valid && cc->pf_paused == GI_EXEC_RUN &&
@@ -603,7 +602,7 @@ __device__ static void gi_cta_poll(const struct gi_cuda_args &a, struct gi_cta_c
 		}
 		uint32_t all_stopped = 1, found = grp.n_rings, paused;
 		/* under load the batch is known already: staged beside the last batch's
-		 * commit, or seen by the read-ahead (used once) */
+		 * trip, or seen by the read-ahead (used once) */
 		if (grp.n_rings) {
 			const uint32_t r0 = grp.first_ring + cc->rr;
 			if (gi_cta_staged(a, cc)) {

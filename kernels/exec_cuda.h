@@ -138,13 +138,13 @@ GI_STATIC_ASSERT(sizeof(struct gi_exec_counters) % 8 == 0, "mirror copies whole 
  * Dynamic shared memory: [control 256 | the group's executor counters |
  * CRC-32 slice-by-8 tables 8 KiB | staged slot x 2 | batch scratch]: a
  * persistent CTA stages the next batch into one buffer while the batch in
- * the other commits (exec_cuda.cu, gi_cta_beside_commit).  `two` = 0: one
- * staging buffer (slot2_off == slot_off), and no CTA stages ahead: launch
- * mode, whose passes never do, and a batch too large for two on the
- * device (executor_cuda.c).  The CTA
- * counts into its shared copy of ctr[g] (a word's add is a shared-memory
- * access, not a load across the L2 that the store must wait for) and
- * stores the copy whole into ctr[g] and its host mirror after each batch.
+ * the other is sequenced (exec_cuda.cu, gi_cta_beside).
+ * `two` = 0: one staging buffer (slot2_off == slot_off), and no CTA
+ * stages ahead: launch mode, whose passes never do, and a batch too
+ * large for two on the device (executor_cuda.c).  The CTA counts into
+ * its shared copy of ctr[g] (a word's add is a shared-memory access, not
+ * a load across the L2 that the store must wait for) and stores the copy
+ * whole into ctr[g] and its host mirror after each batch.
  */
 #define GI_CUDA_SMEM_CTL 256u
 #define GI_CUDA_SMEM_CTR GI_CUDA_SMEM_CTL
@@ -165,9 +165,9 @@ GI_HD static inline uint32_t gi_cuda_smem_bytes(uint32_t max_stride, uint32_t ma
 
 /*
  * Whether a persistent CTA of `threads` threads serving a group of
- * n_streams streams stages the next batch beside a batch's commit
- * (exec_cuda.cu, staging ahead): it needs a warp to stage between the
- * commit's warps (a thread per stream, or warp 0 for one) and the last
+ * n_streams streams stages the next batch beside a batch's sequence step
+ * (exec_cuda.cu, staging ahead): it needs a warp to stage between that
+ * step's warps (a thread per stream, or warp 0 for one) and the last
  * warp, which reads ahead.
  */
 GI_HD static inline int gi_cuda_stages_ahead(uint32_t threads, uint32_t n_streams)
@@ -179,7 +179,7 @@ GI_HD static inline int gi_cuda_stages_ahead(uint32_t threads, uint32_t n_stream
  * The lanes that commit each of a CTA's streams (trip_body.h, phase 4): a
  * CTA's one stream by every lane of warp 0, which copy its frames' mirror
  * a word each (stream_publish.h, gi_mirror_copy_part); several streams by
- * a thread each.  Warp 0 is the commit's either way (gi_cuda_stages_ahead).
+ * a thread each.  Warp 0 is the commit's either way.
  */
 GI_HD static inline uint32_t gi_cuda_commit_lanes(uint32_t n_streams, uint32_t threads)
 {

@@ -64,7 +64,7 @@ void gi_exec_slot_host(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, st
 	((t)->n_streams == 1 ? gi_solo_scan_serial((t)->h) : gi_scan_ranks_serial((t)->ctx, (t)->h), 1u)
 #define GI_TRIP_SCAN_STARTS(t, be) gi_solo_frames_serial((t)->h, (t)->max_pkts)
 #define GI_TRIP_MARK(step) do { } while (0)
-#define GI_TRIP_BESIDE_COMMIT(t, be) do { } while (0)
+#define GI_TRIP_BESIDE(t, be) do { } while (0)
 #include "trip_body.h"
 
 void gi_exec_slot_phased(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr, uint32_t owner,

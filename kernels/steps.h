@@ -11,8 +11,8 @@
  * the read-ahead answers it), when idle the doorbell loads and the wait;
  * in launch mode it is 0 (each launch starts with fresh shared memory, and
  * the launch's own cost is the host's to see).  A persistent CTA under
- * load stages the next batch beside the previous one's COMMIT (STAGE is
- * then ~0) and hands a slot back during the next batch's PARSE
+ * load stages the next batch beside the previous one's SEQUENCE (STAGE
+ * is then ~0) and hands a slot back during the next batch's PARSE
  * (exec_cuda.cu, staging ahead).  Plain C: nvcc, the host and tools
  * include it.
  */

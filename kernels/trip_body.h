@@ -35,9 +35,10 @@
  *   GI_TRIP_SCAN_STARTS(t, be)   one stream's run: its frames' first records
  *                                (the GPU: a block scan; the host: a pass)
  *   GI_TRIP_MARK(step)           a step ended (the GPU times it: steps.h)
- *   GI_TRIP_BESIDE_COMMIT(t, be) what the workers a round's commit leaves
- *                                idle do beside it (the GPU: stage the next
- *                                batch; the host: nothing)
+ *   GI_TRIP_BESIDE(t, be)        what the workers round 0's sequence step
+ *                                leaves idle do beside it (the GPU: stage the
+ *                                next batch, before any copy beside 2b; the
+ *                                host: nothing)
  *
  * Every worker takes every branch below alike: what they test (solo, run,
  * verifying, round, more) is the same for all once the barrier before it
@@ -47,7 +48,7 @@
 	!defined(GI_TRIP_EARLY_FOR) || !defined(GI_TRIP_SOLO_FOR) || !defined(GI_TRIP_COMMIT_FOR) ||         \
 	!defined(GI_TRIP_ONE) || !defined(GI_TRIP_BARRIER) || !defined(GI_TRIP_ALL) || !defined(GI_TRIP_ANY) || \
 	!defined(GI_TRIP_SCAN_RANKS) || !defined(GI_TRIP_SCAN_STARTS) || !defined(GI_TRIP_MARK) ||              \
-	!defined(GI_TRIP_BESIDE_COMMIT)
+	!defined(GI_TRIP_BESIDE)
 #error "trip_body.h: define every GI_TRIP_ hook first (see its head)"
 #endif
 
@@ -92,7 +93,10 @@ GI_TRIP_FN(struct gi_trip *t, GI_TRIP_BE *be)
 	for (;;) {
 		/* 2b: one stream's run per frame (the first group's frames entered, then
 		 * the rest, its payloads copied meanwhile), then a worker per record
-		 * sets its bit; otherwise a worker per stream, its records in order */
+		 * sets its bit; otherwise a worker per stream, its records in order;
+		 * the backend's work beside it in round 0 (the workers it leaves idle) */
+		if (h->round == 0)
+			GI_TRIP_BESIDE(t, be);
 		if (solo && run && h->round == 0) {
 			struct gi_stream_rt *st = &ctx->streams[gi_trip_stream(t, 0)];
 			/* a first group of GI_SOLO_EARLY_FRAMES needs as many frames in the run (the
@@ -187,7 +191,6 @@ GI_TRIP_FN(struct gi_trip *t, GI_TRIP_BE *be)
 		GI_TRIP_COMMIT_FOR(w, nw, lane, nlanes)
 			for (uint32_t k = w; k < t->n_streams; k += nw)
 				gi_phase_commit_stream(ctx, gi_trip_stream(t, k), t->late_next, lane, nlanes);
-		GI_TRIP_BESIDE_COMMIT(t, be);
 		const uint32_t again = GI_TRIP_ANY(h->more != 0); /* a stream stalled on a busy slot */
 		GI_TRIP_MARK(GI_STEP_COMMIT);
 		GI_TRIP_ONE { /* rounds so far; another one's stalls start from none, and it copies every payload */

@@ -322,7 +322,7 @@ static inline uint32_t exf_trip_workers(enum gi_step s)
 #define GI_TRIP_SCAN_RANKS(t, be) ((t)->n_streams == 1 ? (gi_solo_scan_serial((t)->h), 1u) : 0u)
 #define GI_TRIP_SCAN_STARTS(t, be) gi_solo_frames_serial((t)->h, (t)->max_pkts)
 #define GI_TRIP_MARK(step) do { } while (0)
-#define GI_TRIP_BESIDE_COMMIT(t, be) do { } while (0)
+#define GI_TRIP_BESIDE(t, be) do { } while (0)
 #include "kernels/trip_body.h"
 #undef GI_TRIP_FN
 #undef GI_TRIP_BE
@@ -338,7 +338,7 @@ static inline uint32_t exf_trip_workers(enum gi_step s)
 #undef GI_TRIP_SCAN_RANKS
 #undef GI_TRIP_SCAN_STARTS
 #undef GI_TRIP_MARK
-#undef GI_TRIP_BESIDE_COMMIT
+#undef GI_TRIP_BESIDE
 
 static inline void exf_phases_gpu_form(struct gi_exec_ctx *ctx, struct gi_exec_counters *ctr,
 				       struct gi_batch_slot *slot, uint32_t max_pkts, uint32_t split, uint64_t now,

@@ -97,7 +97,8 @@ static const struct exf_conf world = {
 
 /* The same with a frame ring of 2 slots: a batch's streams stall on slots
  * their own earlier frames still hold, and the CTA goes round again (the
- * next batch, staged beside the first round's commit, must not disturb it). */
+ * next batch, staged beside the first round's sequence step, must not
+ * disturb it). */
 static const struct exf_conf tight = {
 	.format = GI_FORMAT_UDP_SEQ, .n_streams = NSTREAMS, .packets = PPF, .payload = PAYLOAD, .window = 2,
 	.slots = 2, .frame_timeout_ns = 0, .stream = world_port, .tensor = &world_tensor,
@@ -1028,7 +1029,7 @@ static void test_gpu_persistent(void **state)
  * through the persistent kernel, one udp_seq stream and two on 32 frame
  * slots and on 2, and one HSB stream, with and without split, against the
  * host reference: the GPU's own forms (2b's lanes, the early copy, staging
- * ahead, the commit's lanes) on traffic no test above was
+ * ahead beside 2b, the commit's lanes) on traffic no test above was
  * written for.  GI_RANDOM_SEEDS=N runs N seeds (default 4), GI_RANDOM_SEED=S
  * from seed S.
  */
