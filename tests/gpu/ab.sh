@@ -91,7 +91,8 @@ m=json.loads(sys.argv[3]) if sys.argv[3].startswith("{") else {}
 print(json.dumps(dict(build=sys.argv[1], case=sys.argv[2], rc=int(sys.argv[4]), measured=m)))' \
       "$name" "$label" "$(printf '%s' "$o" | grep '^{' | tail -1)" "$rc" >>"$jl"
   }
-  # CHECK's test_exec_cuda: TOOL... (none: plainly, 256 threads; else under compute-sanitizer, 128)
+  # CHECK's test_exec_cuda: TOOL... (none: plainly, 256 threads; else under compute-sanitizer, 128, and two
+  # seeds of its seeded traffic)
   checks() {
     [ -n "$check" ] && [ -x "$w/ab/$check/test_exec_cuda" ] || return 0
     local tool rc
@@ -99,8 +100,8 @@ print(json.dumps(dict(build=sys.argv[1], case=sys.argv[2], rc=int(sys.argv[4]), 
       if [ "$tool" = none ]; then
         env GI_THREADS_PER_RING=256 "$w/ab/$check/test_exec_cuda" >"$out/check_$tool.log" 2>&1
       else
-        env GI_THREADS_PER_RING=128 compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 \
-          "$w/ab/$check/test_exec_cuda" >"$out/check_$tool.log" 2>&1
+        env GI_THREADS_PER_RING=128 GI_RANDOM_SEEDS=2 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+          --print-limit 20 "$w/ab/$check/test_exec_cuda" >"$out/check_$tool.log" 2>&1
       fi
       rc=$?
       echo "check $check test_exec_cuda ${tool/none/(plain)}: exit $rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$out/check_$tool.log" | tr '\n' ' ')"
