@@ -255,6 +255,7 @@ static struct traffic *make_hsb_traffic(const struct exf_conf *conf)
  * slots.  In a world of one stream, stream 1's packets have none.
  */
 static uint64_t traffic_seed; /* test_gpu_random's current seed; 0: the worlds' own traffic */
+static uint32_t traffic_max = MAXPKTS; /* ... and its most packets (two rings: what they hold before the start) */
 static uint64_t seen_runs, seen_lane_frames, seen_early, seen_stalls; /* ... what its seeds made the GPU do */
 
 static uint32_t rnd(uint64_t *x, uint32_t n)
@@ -271,7 +272,7 @@ static struct traffic *make_random_traffic(uint64_t seed)
 	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
 	uint32_t fr[NSTREAMS] = { 0, 0 }, k[NSTREAMS] = { 0, 0 }, seq[NSTREAMS] = { 0, 0 };
 	uint16_t order[NSTREAMS][PPF];
-	const uint32_t pend = MAXPKTS - 8;
+	const uint32_t pend = traffic_max - 8;
 	while (t->n < pend) {
 		const int s = rnd(&x, 4) == 0; /* bursts of stream 0, some of stream 1 */
 		for (uint32_t burst = 1 + rnd(&x, 3 * PPF); burst && t->n < pend; burst--) {
@@ -336,7 +337,7 @@ static struct traffic *make_random_hsb_traffic(const struct exf_conf *conf, uint
 	uint64_t x = seed * 0xbf58476d1ce4e5b9ull + 7;
 	uint8_t b[TP_MAX], b2[TP_MAX];
 	uint32_t psn = 100;
-	for (uint32_t k = 0; t->n + 2 * ppf + 2 <= MAXPKTS; k++) {
+	for (uint32_t k = 0; t->n + 2 * ppf + 2 <= traffic_max; k++) {
 		if (rnd(&x, 40) == 0) { /* lost whole */
 			psn += ppf;
 			continue;
@@ -1027,8 +1028,8 @@ static void test_gpu_persistent(void **state)
 /*
  * GPU only: seeded traffic (make_random_traffic, make_random_hsb_traffic)
  * through the persistent kernel, one udp_seq stream and two on 32 frame
- * slots and on 2, and one HSB stream, with and without split, against the
- * host reference: the GPU's own forms (2b's lanes, the early copy, staging
+ * slots and on 2, and one HSB stream, with and without split, then in
+ * launch mode and on two rings, against the host reference: the GPU's own forms (2b's lanes, the early copy, staging
  * ahead beside 2b, the commit's lanes) on traffic no test above was
  * written for.  GI_RANDOM_SEEDS=N runs N seeds (default 4), GI_RANDOM_SEED=S
  * from seed S.
@@ -1048,6 +1049,11 @@ static void test_gpu_random(void **state)
 		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed >> 1 & 1), 1, &world, MAXB));
 		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed >> 2 & 1), 1, seed & 1 ? &solo_tight : &tight, MAXB));
 		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed >> 1 & 1), 1, seed & 1 ? &hsb_solo_crc : &hsb_solo, MAXB));
+		/* a launched pass per batch; one CTA on two rings, every batch in them before the start */
+		assert_false(run_gpu(GI_EXEC_LAUNCH, (int)(seed >> 2 & 1), 1, seed & 2 ? &solo : &world, MAXB));
+		traffic_max = 8 * MAXB;
+		assert_false(run_gpu(GI_EXEC_PERSISTENT, (int)(seed & 1), 2, seed & 2 ? &world : &solo, MAXB));
+		traffic_max = MAXPKTS;
 	}
 	traffic_seed = 0;
 	printf("# %llu seeds: one stream's runs %llu, frames filled by lanes %llu, payloads copied beside 2b %llu, "
