@@ -125,6 +125,7 @@ print(json.dumps(dict(build=sys.argv[1], case=sys.argv[2], rc=int(sys.argv[4]), 
     one "$n" steps_1k_b64 --rings 1 --payload 1024 --batch 64 --steps
     one "$n" steps_64_b256 --rings 1 --payload 64 --batch 256 --steps
     one "$n" steps_8k_b64 --rings 1 --payload 8192 --batch 64 --steps
+    one "$n" steps_64_b16 --rings 1 --payload 64 --batch 16 --steps  # the fixed cost's small batch
     one "$n" latency_1khz --rings 1 --payload 1024 --batch 64 --latency 1000
   done
   checks racecheck memcheck

@@ -760,8 +760,7 @@ static int big_slots_one_buffer(void)
 static int run_gpu(enum gi_exec_mode mode, int split, uint32_t n_rings, const struct exf_conf *conf,
 		   uint32_t ring_pkts)
 {
-	/* before the streams and the traffic: whatever failed before */
-	hsb_frame_crc_on = conf == &hsb_solo_crc;
+	hsb_frame_crc_on = conf == &hsb_solo_crc; /* before the streams and the traffic: whatever failed before */
 	struct traffic *t = traffic_for(conf);
 	struct exec_fixture ref, gw;
 	exf_init(&ref, conf);
@@ -1029,10 +1028,10 @@ static void test_gpu_persistent(void **state)
  * GPU only: seeded traffic (make_random_traffic, make_random_hsb_traffic)
  * through the persistent kernel, one udp_seq stream and two on 32 frame
  * slots and on 2, and one HSB stream, with and without split, then in
- * launch mode and on two rings, against the host reference: the GPU's own forms (2b's lanes, the early copy, staging
- * ahead beside 2b, the commit's lanes) on traffic no test above was
- * written for.  GI_RANDOM_SEEDS=N runs N seeds (default 4), GI_RANDOM_SEED=S
- * from seed S.
+ * launch mode and on two rings, against the host reference: the GPU's own
+ * forms (2b's lanes, the early copy, staging ahead beside 2b, the commit's
+ * lanes) on traffic no test above was written for.  GI_RANDOM_SEEDS=N runs
+ * N seeds (default 4), GI_RANDOM_SEED=S from seed S.
  */
 static void test_gpu_random(void **state)
 {
