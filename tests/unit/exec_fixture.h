@@ -95,6 +95,15 @@ static inline uint32_t exf_layout(const struct exf_conf *c)
 	return (c->split ? GI_SLOT_SPLIT : 0u) | (c->nic_ts ? GI_SLOT_NIC_TS : 0u);
 }
 
+/* The tests' pseudo-random numbers (xorshift64): the next of state *s, which must not be 0. */
+static inline uint64_t exf_xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 /* The NIC time the fixture gives the k-th packet it queues (nic_ts): scattered, every 7th none (0). */
 static inline uint64_t exf_nic_ns(uint64_t k)
 {

@@ -36,10 +36,7 @@
 static uint64_t rng_state = 0x243f6a8885a308d3ull;
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return exf_xorshift(&rng_state);
 }
 
 static void test_field_extraction(void **state)

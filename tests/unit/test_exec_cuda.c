@@ -260,10 +260,7 @@ static uint64_t seen_runs, seen_lane_frames, seen_early, seen_stalls; /* ... wha
 
 static uint32_t rnd(uint64_t *x, uint32_t n)
 {
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return (uint32_t)(*x % n);
+	return (uint32_t)(exf_xorshift(x) % n);
 }
 
 static struct traffic *make_random_traffic(uint64_t seed)
@@ -305,14 +302,8 @@ static struct traffic *make_random_traffic(uint64_t seed)
 			}
 			if (ev == 3 && fr[s] > WINDOW + 1) /* late: a packet of a frame long published */
 				add_pkt(t, s, fr[s] - WINDOW - 1, 0, q);
-			if (ev == 4) { /* junk: an unknown UDP port */
-				add_pkt(t, s, fr[s], p, q);
-				uint8_t *b = t->pkt[t->n - 1];
-				b[(b[12] == 0x81 ? 18 : 14) + 20 + 2] = 0x99; /* past a VLAN tag */
-				memcpy(t->seg0[t->n - 1], t->pkt[t->n - 1], t->cut[t->n - 1]);
-				memcpy(t->seg1[t->n - 1], t->pkt[t->n - 1] + t->cut[t->n - 1],
-				       t->len[t->n - 1] - t->cut[t->n - 1]);
-			}
+			if (ev == 4) /* junk: UDP port 6000 + NSTREAMS, which no stream takes */
+				add_pkt(t, NSTREAMS, fr[s], p, q);
 			if (++k[s] >= PPF) {
 				k[s] = 0;
 				fr[s]++;

@@ -277,7 +277,7 @@ static void test_accounting_identity_random(void **state)
 {
 	struct exec_fixture *f = *state;
 	uint64_t rng = 0x9e3779b97f4a7c15ull;
-#define RND() (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17, rng)
+#define RND() exf_xorshift(&rng)
 	enum { FRAMES = 400, DEPTH = PPF }; /* displacement < window * PPF */
 	uint32_t seq[2] = { 0, 0 };
 	uint64_t dropped[2] = { 0, 0 }, dups[2] = { 0, 0 };
