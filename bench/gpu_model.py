@@ -801,6 +801,55 @@ def main():
     print(md_table(rows, ["GPU", "payload B", "batch", "µs/batch", "Mpps 1 ring", "Mpps 4 rings",
                           "Gb/s 4 rings", "4 rings bound by"]))
     sensitivity(parts)
+    structures(parts)
+
+
+def split_cta(g, parts, rings, payload, batch):
+    """What-if: one CTA's warps in two halves, 128 threads each, the front half (poll, stage, parse, icrc,
+    the ranks' scan: half the scan step) on batch k + 1 while the back half takes batch k through the rest
+    (named barriers a half each; every batch-local array twice).  µs a batch: the longer half."""
+    s = predict(g, parts, rings, payload, batch, threads=128)["steps_us"]
+    front = s["poll"] + s["stage"] + s["parse"] + s["icrc"] + s["scan"] / 2
+    return max(front, sum(s.values()) - front)
+
+
+def ctas_per_ring(g, parts, rings, payload, batch, k):
+    """What-if: k CTAs on one ring, batch j served by CTA j mod k, the stream's state handed from CTA to CTA
+    in batch order.  Each CTA still takes each of its batches through the whole trip (fences contending
+    among rings x k CTAs), so a batch every trip / k at best; and the two chains that read and write the
+    stream run one batch at a time, each link a handoff (the CTA before releases, the next acquires: a
+    system fence and two L2 round trips, an assumption; the stream's words, now another SM's, from L2
+    rather than L1 not priced): 2a and 2b (run, the starts' scan, sequence) and the commit.  µs a batch."""
+    p = predict(g, parts, rings * k, payload, batch)
+    s, handoff = p["steps_us"], g["fence"] + 2 * g["l2"]
+    chain = s["run"] + s["scan"] / 2 + s["sequence"]
+    return max(p["us_per_batch"] / k, chain + handoff, s["commit"] + handoff)
+
+
+def structures(parts):
+    """Issue 21's rate and fixed-cost targets under two structures beyond this tree's, as arithmetic on this
+    tree's step table (H200): what each would give if built, not a prediction of code that exists."""
+    print("\n## structures beyond this tree: issue 21's targets as µs a batch on the ring (H200; what-if"
+          " arithmetic on this tree's steps, not a prediction of code that exists)\n")
+    g = GPUS["H200"]
+    forms = [("this tree", lambda r, pl, b: predict(g, parts, r, pl, b)["us_per_batch"]),
+             ("warps split front / back", lambda r, pl, b: split_cta(g, parts, r, pl, b)),
+             ("2 CTAs a ring", lambda r, pl, b: ctas_per_ring(g, parts, r, pl, b, 2))]
+    rows = []
+    for label, kind, rings, payload, batch, target, _, _ in TARGETS:
+        if kind == "latency":
+            continue  # one batch on an idle CTA: neither structure shortens it
+        cells = []
+        for _, f in forms:
+            if kind == "Mpps":
+                us = f(rings, payload, batch)
+                cells.append("%.1f (%.3g Mpps)" % (us, batch * rings / us))
+            else:
+                us = fixed_cost({b: f(1, 64, b) for b in FIXED_BATCHES})[0]
+                cells.append("%.1f" % us)
+        need = target_us(kind, rings, batch, target) if kind == "Mpps" else target
+        rows.append([label, "≤ %.1f" % need] + cells)
+    print(md_table(rows, ["case", "target, µs"] + [f[0] for f in forms]))
 
 
 def sensitivity(parts):
