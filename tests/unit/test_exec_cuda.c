@@ -319,6 +319,10 @@ static struct traffic *make_random_traffic(uint64_t seed)
  * consecutive, pages in turn, with packets lost (the record too: a frame
  * never closed), sent twice or swapped with the next, and frames lost
  * whole; a frame that lost data packets is closed short by its record.
+ * Frames come in blocks of 16, half of them clean: any of those events
+ * among a batch's 8 frames breaks its run, and a batch within a clean
+ * block is one (the lanes' HSB forms); the others take the events twice
+ * as often.
  */
 static struct traffic *make_random_hsb_traffic(const struct exf_conf *conf, uint64_t seed)
 {
@@ -327,14 +331,16 @@ static struct traffic *make_random_hsb_traffic(const struct exf_conf *conf, uint
 	const uint32_t ppf = conf->packets;
 	uint64_t x = seed * 0xbf58476d1ce4e5b9ull + 7;
 	uint8_t b[TP_MAX], b2[TP_MAX];
-	uint32_t psn = 100;
+	uint32_t psn = 100, clean = 0;
 	for (uint32_t k = 0; t->n + 2 * ppf + 2 <= traffic_max; k++) {
-		if (rnd(&x, 40) == 0) { /* lost whole */
+		if (k % 16 == 0)
+			clean = rnd(&x, 2);
+		if (!clean && rnd(&x, 20) == 0) { /* lost whole */
 			psn += ppf;
 			continue;
 		}
 		for (uint32_t idx = 0; idx < ppf; idx++) {
-			const uint32_t ev = rnd(&x, 128), page = (1 + k) % HSB_PAGES;
+			const uint32_t ev = clean ? 64 : rnd(&x, 64), page = (1 + k) % HSB_PAGES;
 			const uint32_t len = hsb_pkt(b, idx, k, page, psn + idx, embedded);
 			if (ev == 0 && idx + 1 < ppf) { /* swapped with the next */
 				add_raw(t, b2, hsb_pkt(b2, idx + 1, k, page, psn + idx + 1, embedded));
