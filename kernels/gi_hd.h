@@ -153,26 +153,43 @@
  * of a group, one a lane) combine their parts: every lane of the warp calls
  * these together, converged (the emulation checks it), and each gets the
  * warp's result.  On the host the warp is one lane: its own value.
+ * The emulation pairs lanes by the call site of each collective (cuda_emu.h):
+ * these take their caller's (GI_WARP_SITE, passed on as GI_WARP_AT), so that
+ * lanes meeting here from two callers fault there as they would go wrong on
+ * a GPU, instead of meeting at one line of this file.
  */
+#if defined(GI_CUDA_EMU)
+#define GI_WARP_SITE , GI_EMU_SITE_ARGS
+#define GI_WARP_AT , GI_EMU_SITE_PASS
+#else
+#define GI_WARP_SITE
+#define GI_WARP_AT
+#endif
 #if defined(__CUDA_ARCH__)
-GI_HD static inline uint32_t gi_warp_all(uint32_t p) { return (uint32_t)__all_sync(0xffffffffu, (int)p); }
-GI_HD static inline uint32_t gi_warp_ballot(uint32_t p) { return __ballot_sync(0xffffffffu, (int)p); }
+GI_HD static inline uint32_t gi_warp_all(uint32_t p GI_WARP_SITE)
+{
+	return (uint32_t)__all_sync(0xffffffffu, (int)p GI_WARP_AT);
+}
+GI_HD static inline uint32_t gi_warp_ballot(uint32_t p GI_WARP_SITE)
+{
+	return __ballot_sync(0xffffffffu, (int)p GI_WARP_AT);
+}
 /* shuffles: __reduce_*_sync would need sm_80, the kernels build from sm_70 on (gpu_archs) */
-GI_HD static inline uint32_t gi_warp_or_u32(uint32_t v)
+GI_HD static inline uint32_t gi_warp_or_u32(uint32_t v GI_WARP_SITE)
 {
 	for (int o = 16; o > 0; o >>= 1)
-		v |= __shfl_xor_sync(0xffffffffu, v, o);
+		v |= __shfl_xor_sync(0xffffffffu, v, o, 32 GI_WARP_AT);
 	return v;
 }
-GI_HD static inline uint64_t gi_warp_sum_u64(uint64_t v)
+GI_HD static inline uint64_t gi_warp_sum_u64(uint64_t v GI_WARP_SITE)
 {
 	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
+		v += __shfl_xor_sync(0xffffffffu, v, o, 32 GI_WARP_AT);
 	return v;
 }
-GI_HD static inline uint32_t gi_warp_from_u32(uint32_t v, uint32_t lane)
+GI_HD static inline uint32_t gi_warp_from_u32(uint32_t v, uint32_t lane GI_WARP_SITE)
 {
-	return __shfl_sync(0xffffffffu, v, (int)lane);
+	return __shfl_sync(0xffffffffu, v, (int)lane, 32 GI_WARP_AT);
 }
 GI_HD static inline uint32_t gi_popc_u32(uint32_t v) { return (uint32_t)__popc(v); }
 GI_HD static inline uint32_t gi_lowest_u32(uint32_t v) { return (uint32_t)__ffs((int)v) - 1; } /* v != 0 */

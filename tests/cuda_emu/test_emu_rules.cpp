@@ -11,6 +11,7 @@
  * case that hangs is killed after 20 s and fails.
  */
 #include "cuda_emu.h"
+#include "kernels/gi_hd.h"
 
 #include <cuda.h>
 #include <signal.h>
@@ -115,11 +116,23 @@ extern "C" __global__ void k_warp_after_exit(unsigned *out)
 	__syncwarp();
 }
 
+/* planted: the kernels' own warp helper (gi_hd.h), half the warp calling it at one site, half at another:
+ * the fault names this file's lines, not the helper's one line */
+extern "C" __global__ void k_helper_sites(unsigned *out)
+{
+	unsigned lane = threadIdx.x % 32, v;
+	if (lane < 16)
+		v = gi_warp_or_u32(1u << lane);
+	else
+		v = gi_warp_or_u32(1u << lane);
+	out[threadIdx.x] = v;
+}
+
 GI_KERNEL_TABLE(gi_emu_rules_image, k_good, k_bar_sites, k_bar_skipped, k_bar_after_exit, k_bar_in_collective,
 		k_shfl_sites, k_ballot_mask, k_vote_masks)
 
-/* (8 kernels a table; the ninth gets one of its own) */
-GI_KERNEL_TABLE(gi_emu_rules_image2, k_warp_after_exit)
+/* (8 kernels a table; the ninth and after get one of their own) */
+GI_KERNEL_TABLE(gi_emu_rules_image2, k_warp_after_exit, k_helper_sites)
 
 #define THREADS 64u
 
@@ -243,6 +256,8 @@ int main(void)
 		{ "k_ballot_mask", &gi_emu_rules_image, "the calling lane is not in it", "__ballot_sync()" },
 		{ "k_vote_masks", &gi_emu_rules_image, "different masks", "__any_sync()" },
 		{ "k_warp_after_exit", &gi_emu_rules_image2, "returned", NULL },
+		{ "k_helper_sites", &gi_emu_rules_image2, "lanes meet at different collectives",
+		  "__shfl_xor_sync() at test_emu_rules.cpp:" },
 	};
 	signal(SIGPIPE, SIG_IGN);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
