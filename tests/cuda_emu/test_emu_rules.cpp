@@ -131,7 +131,7 @@ extern "C" __global__ void k_helper_sites(unsigned *out)
 GI_KERNEL_TABLE(gi_emu_rules_image, k_good, k_bar_sites, k_bar_skipped, k_bar_after_exit, k_bar_in_collective,
 		k_shfl_sites, k_ballot_mask, k_vote_masks)
 
-/* (8 kernels a table; the ninth and after get one of their own) */
+/* (8 kernels a table; the ninth and tenth share a second) */
 GI_KERNEL_TABLE(gi_emu_rules_image2, k_warp_after_exit, k_helper_sites)
 
 #define THREADS 64u

@@ -320,9 +320,9 @@ static struct traffic *make_random_traffic(uint64_t seed)
  * never closed), sent twice or swapped with the next, and frames lost
  * whole; a frame that lost data packets is closed short by its record.
  * Frames come in blocks of 16, half of them clean: any of those events
- * among a batch's 8 frames breaks its run, and a batch within a clean
- * block is one (the lanes' HSB forms); the others take the events twice
- * as often.
+ * among a batch's 8 frames breaks its run, and a batch that lies in a
+ * clean block forms one (the lanes' HSB forms); the other blocks take the
+ * events twice as often.
  */
 static struct traffic *make_random_hsb_traffic(const struct exf_conf *conf, uint64_t seed)
 {
